@@ -1,0 +1,111 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+"""Ansible module rdma_network_consensus: one RDMA network that every IPU node agrees on."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: rdma_network_consensus
+short_description: Agree on one RDMA network from what every IPU node derived
+description:
+  - Takes the C(rdma_network) that M(rdma_network_facts) returned on each IPU node and returns the one
+    network a single MacvlanNetwork can describe. Run it once (on the control plane) before anything
+    is applied to the cluster.
+  - Fails, naming which hosts have which value, when the nodes disagree on the subnet or on the
+    interface name (a MacvlanNetwork has one master interface and one range).
+  - The MTU is the smallest any node has (with a warning when they differ); the excludes are the
+    union of every node's (with a warning when they differ); the V-IPU addresses are listed once each.
+  - Does not set facts, so the per-node C(rdma_network) fact of a control-plane node that is also
+    an IPU node is left as it is. Register the result.
+version_added: "1.0.0"
+author:
+  - ipu-k8s maintainers
+options:
+  networks:
+    description:
+      - Inventory host name to that host's C(rdma_network) (keys C(interface), C(cidr), C(mtu),
+        C(excludes), C(vipu_address); others are ignored).
+    type: dict
+    required: true
+attributes:
+  check_mode:
+    support: full
+    description: Computes only; runs the same way in check mode.
+  diff_mode:
+    support: none
+    description: Changes nothing, so there is nothing to diff.
+seealso:
+  - module: rdma_network_facts
+'''
+
+EXAMPLES = r'''
+- name: Agree on the RDMA network of all IPU nodes
+  rdma_network_consensus:
+    networks: >-
+      {{ dict(groups['ipu_nodes'] | zip(groups['ipu_nodes']
+         | map('extract', hostvars, ['ansible_facts', 'rdma_network']))) }}
+  register: rdma
+
+- name: Use it
+  ansible.builtin.debug:
+    msg: "{{ rdma.rdma_network.interface }} {{ rdma.rdma_network.cidr }} mtu {{ rdma.rdma_network.mtu }}"
+'''
+
+RETURN = r'''
+rdma_network:
+  description: The RDMA network all IPU nodes agree on.
+  returned: success
+  type: dict
+  contains:
+    interface:
+      description: The RDMA interface name, the same on every node (the MACVLAN master).
+      type: str
+      sample: ens1f0np0
+    cidr:
+      description: The RDMA subnet, the same on every node.
+      type: str
+      sample: 10.247.208.0/23
+    prefix:
+      description: Prefix length of the subnet.
+      type: int
+      sample: 23
+    mtu:
+      description: The smallest MTU of the nodes' RDMA interfaces.
+      type: int
+      sample: 9000
+    excludes:
+      description: Union of the nodes' excludes, as few CIDRs as cover them.
+      type: list
+      elements: str
+      sample: ["10.247.208.0/25"]
+    vipu_addresses:
+      description: The V-IPU controller addresses the nodes reported, unique, in address order.
+      type: list
+      elements: str
+      sample: ["10.247.208.5"]
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.ipu_k8s_rdma import IpuK8sError, agree_rdma_networks
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            networks=dict(type='dict', required=True),
+        ),
+        supports_check_mode=True,
+    )
+    try:
+        network, warnings = agree_rdma_networks(module.params['networks'])
+    except IpuK8sError as e:
+        module.fail_json(msg=str(e))
+    for warning in warnings:
+        module.warn(warning)
+    module.exit_json(changed=False, rdma_network=network)
+
+
+if __name__ == '__main__':
+    main()

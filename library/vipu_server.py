@@ -1,0 +1,214 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+"""Ansible module vipu_server: where is the V-IPU controller?"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: vipu_server
+short_description: Find the V-IPU controller address of an IPU node
+description:
+  - Finds the address of the V-IPU controller (vipu-server) that an IPU node talks to, in this
+    order, and returns it with where it came from.
+  - 1. The O(address) option, when given.
+  - 2. What C(<cli> --server-version --showjson) prints (a JSON object with C(version) and
+    C(host) = C(ip:port)), when the V-IPU CLI is installed. A CLI that is installed but fails or
+    prints something else is an error, not a reason to look elsewhere.
+  - 3. The E(IPUOF_VIPU_API_HOST) and E(IPUOF_VIPU_API_PORT) variables of the module's
+    environment (set them with the task keyword C(environment) when the login profile that
+    defines them is not read), when O(environment=true).
+  - A host name is resolved on the node to an IPv4 address. Reads only; never changes anything.
+version_added: "1.0.0"
+author:
+  - ipu-k8s maintainers
+options:
+  address:
+    description:
+      - The V-IPU controller as C(host) or C(host:port); C(host) is an IPv4 address or a host name.
+      - When given, the CLI and the environment are not consulted.
+    type: str
+  port:
+    description:
+      - Port used when the address found carries none.
+    type: int
+    default: 8090
+  cli:
+    description:
+      - The V-IPU CLI, a command name looked up on E(PATH) or an absolute path.
+      - A name not found is skipped (the environment is tried next); a path that does not exist is an error.
+    type: str
+    default: vipu
+  environment:
+    description:
+      - Whether E(IPUOF_VIPU_API_HOST) and E(IPUOF_VIPU_API_PORT) may give the address.
+    type: bool
+    default: true
+  timeout:
+    description:
+      - Seconds the V-IPU CLI may take to answer before the module fails (uses C(timeout) from coreutils when present).
+    type: int
+    default: 30
+attributes:
+  check_mode:
+    support: full
+    description: Reads only; runs the same way in check mode.
+  diff_mode:
+    support: none
+    description: Changes nothing, so there is nothing to diff.
+notes:
+  - IPv4 only. The RDMA network derived from this address is IPv4.
+seealso:
+  - module: rdma_network_facts
+requirements:
+  - python3 on the node; the V-IPU CLI only when the address comes from it.
+'''
+
+EXAMPLES = r'''
+- name: Find the V-IPU controller (CLI, then IPUOF_VIPU_API_HOST)
+  vipu_server:
+  register: vipu
+
+- name: Use the controller named in the inventory
+  vipu_server:
+    address: "{{ ipu_k8s_vipu_controllers[0].host }}:{{ ipu_k8s_vipu_controllers[0].port }}"
+
+- name: Read the controller from a CLI outside PATH, with the profile's variables
+  vipu_server:
+    cli: /opt/poplar/bin/vipu
+  environment:
+    IPUOF_VIPU_API_HOST: 10.5.212.116
+    IPUOF_VIPU_API_PORT: "8090"
+
+- name: Show it
+  ansible.builtin.debug:
+    msg: "V-IPU controller {{ ansible_facts.vipu_server.address }} (from {{ ansible_facts.vipu_server.source }})"
+'''
+
+RETURN = r'''
+vipu_server:
+  description: The V-IPU controller. Also set as C(ansible_facts.vipu_server).
+  returned: success
+  type: dict
+  contains:
+    host:
+      description: IPv4 address of the controller (a host name is resolved on the node).
+      type: str
+      sample: 10.5.212.116
+    port:
+      description: TCP port of the controller.
+      type: int
+      sample: 8090
+    address:
+      description: C(host:port), the form the IPU Operator's C(vipuControllers) takes.
+      type: str
+      sample: "10.5.212.116:8090"
+    version:
+      description: The controller version the CLI reported; null when the CLI was not used.
+      type: str
+      sample: 1.18.0
+    source:
+      description: Where the address came from.
+      type: str
+      choices: [param, cli, env]
+      sample: cli
+'''
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.ipu_k8s_rdma import (
+    IpuK8sError,
+    parse_port,
+    parse_vipu_server_version,
+    resolve_ipv4,
+    show_output,
+    split_address,
+    vipu_address_from_environment,
+    VIPU_ENV_HOST,
+)
+
+# Exit status of coreutils timeout(1) when the command ran out of time.
+_TIMEOUT_RC = 124
+
+
+def _from_cli(module, cli_path):
+    """(host, port or None, version) from `<cli> --server-version --showjson`."""
+    command = [cli_path, '--server-version', '--showjson']
+    timeout_bin = module.get_bin_path('timeout')
+    if timeout_bin:
+        command = [timeout_bin, str(module.params['timeout'])] + command
+    rc, out, err = module.run_command(command, environ_update={'LC_ALL': 'C'})
+    if rc == _TIMEOUT_RC and timeout_bin:
+        raise IpuK8sError('%s --server-version did not answer within %d s: is the V-IPU controller up and reachable '
+                          'from this node? Pass the address explicitly to skip the CLI'
+                          % (cli_path, module.params['timeout']))
+    if rc != 0:
+        raise IpuK8sError('%s --server-version --showjson failed (rc=%d): %s. The V-IPU controller did not answer '
+                          'or the CLI is not configured (%s, ~/.vipu.hcl); fix that, or pass the address explicitly'
+                          % (cli_path, rc, show_output(err or out), VIPU_ENV_HOST))
+    answer = parse_vipu_server_version(out)
+    host, port = split_address(answer['host'], 'the host printed by %s --server-version' % cli_path)
+    return host, port, answer['version']
+
+
+def find_vipu_server(module):
+    """The controller as (host, port or None, version, source)."""
+    params = module.params
+    if params['address'] is not None:
+        host, port = split_address(params['address'], 'address')
+        return host, port, None, 'param'
+    cli = params['cli']
+    cli_path = module.get_bin_path(cli)
+    if cli_path is None and os.sep in cli:
+        raise IpuK8sError('the V-IPU CLI %s does not exist or is not executable: fix the cli option, or leave it '
+                          'at vipu to look it up on PATH' % cli)
+    if cli_path:
+        host, port, version = _from_cli(module, cli_path)
+        return host, port, version, 'cli'
+    if params['environment']:
+        found = vipu_address_from_environment(os.environ, params['port'])
+        if found:
+            return found[0], found[1], None, 'env'
+    if params['environment']:
+        why_not_env = '%s is not set' % VIPU_ENV_HOST
+    else:
+        why_not_env = 'the environment is not consulted (environment=false)'
+    raise IpuK8sError('no V-IPU controller address on this node: no address was given, the V-IPU CLI %s is not on '
+                      'PATH, and %s. Set ipu_k8s_vipu_controllers in the inventory, install the V-IPU CLI, or set '
+                      '%s (task keyword environment)' % (cli, why_not_env, VIPU_ENV_HOST))
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            address=dict(type='str'),
+            port=dict(type='int', default=8090),
+            cli=dict(type='str', default='vipu'),
+            environment=dict(type='bool', default=True),
+            timeout=dict(type='int', default=30),
+        ),
+        supports_check_mode=True,
+    )
+    try:
+        default_port = parse_port(module.params['port'], 'port')
+        if module.params['timeout'] < 1:
+            raise IpuK8sError('timeout must be at least 1 second, got %d' % module.params['timeout'])
+        host, port, version, source = find_vipu_server(module)
+        host = resolve_ipv4(host)
+    except IpuK8sError as e:
+        module.fail_json(msg=str(e))
+    port = port if port is not None else default_port
+    server = {
+        'host': host,
+        'port': port,
+        'address': '%s:%d' % (host, port),
+        'version': version,
+        'source': source,
+    }
+    module.exit_json(changed=False, vipu_server=server, ansible_facts={'vipu_server': server})
+
+
+if __name__ == '__main__':
+    main()

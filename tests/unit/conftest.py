@@ -1,0 +1,72 @@
+"""Unit-test plumbing: import module_utils/ipu_k8s_rdma.py directly, load the modules in
+library/ against it, and run their main() the way Ansible's own unit tests do (module
+args patched in, exit_json/fail_json raising). The kernel and the V-IPU CLI are the only
+things replaced (see FakeCommands); the code under test always runs for real."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / 'module_utils'))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import ipu_k8s_rdma  # noqa: E402  (needs the sys.path entry above)
+import ansible.module_utils  # noqa: E402
+from ansible.module_utils import basic  # noqa: E402
+from ansible.module_utils.testing import patch_module_args  # noqa: E402
+
+# One module object under both names, so the modules and the tests share it.
+sys.modules['ansible.module_utils.ipu_k8s_rdma'] = ipu_k8s_rdma
+ansible.module_utils.ipu_k8s_rdma = ipu_k8s_rdma
+
+from module_harness import FakeCommands, ModuleExit, ModuleFail  # noqa: E402,F401
+
+
+def _load_library_module(name):
+    spec = importlib.util.spec_from_file_location('ipu_k8s_library_%s' % name, ROOT / 'library' / ('%s.py' % name))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def run_module(monkeypatch):
+    """run_module(name, args, commands=FakeCommands(...)) -> result dict (with the module's
+    warnings under 'warnings'), or raises ModuleFail."""
+
+    def exit_json(self, **kwargs):
+        raise ModuleExit(kwargs)
+
+    def fail_json(self, **kwargs):
+        raise ModuleFail(kwargs)
+
+    def run(name, args, commands=None):
+        commands = commands or FakeCommands()
+        warnings = []
+        monkeypatch.setattr(basic.AnsibleModule, 'warn', lambda self, warning: warnings.append(warning))
+        monkeypatch.setattr(basic.AnsibleModule, 'exit_json', exit_json)
+        monkeypatch.setattr(basic.AnsibleModule, 'fail_json', fail_json)
+        monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path',
+                            lambda self, *a, **kw: commands.get_bin_path(self, *a, **kw))
+        monkeypatch.setattr(basic.AnsibleModule, 'run_command',
+                            lambda self, *a, **kw: commands.run_command(self, *a, **kw))
+        module = _load_library_module(name)
+        with patch_module_args(args):
+            try:
+                module.main()
+            except ModuleExit as done:
+                done.result['warnings'] = warnings
+                return done.result
+        raise AssertionError('%s returned without exit_json or fail_json' % name)
+
+    return run
+
+
+@pytest.fixture
+def no_vipu_environment(monkeypatch):
+    """The test's own environment must not leak a V-IPU address into the module."""
+    monkeypatch.delenv('IPUOF_VIPU_API_HOST', raising=False)
+    monkeypatch.delenv('IPUOF_VIPU_API_PORT', raising=False)

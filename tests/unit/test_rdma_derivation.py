@@ -1,0 +1,198 @@
+"""Deriving the RDMA interface, subnet, MTU and excludes from the kernel's answers."""
+
+import pytest
+
+from iproute_json import addr_show, route_get
+from ipu_k8s_rdma import IpuK8sError, compute_excludes, derive_rdma_network
+
+
+def derive(route, addr, address, **kwargs):
+    """derive_rdma_network with addr as the answer for whichever device the route names."""
+    asked = []
+
+    def read_interface(device):
+        asked.append(device)
+        return addr
+
+    result, warnings = derive_rdma_network(route, read_interface, address, **kwargs)
+    return result, warnings, asked
+
+
+@pytest.mark.parametrize('node, vipu, cidr, excludes', [
+    ('10.5.212.20/22', '10.5.212.116', '10.5.212.0/22', ['10.5.212.0/25']),
+    ('10.247.208.21/23', '10.247.208.5', '10.247.208.0/23', ['10.247.208.0/25']),
+    ('10.193.242.30/24', '10.193.242.7', '10.193.242.0/24', ['10.193.242.0/25']),
+])
+def test_subnet_has_the_interfaces_real_prefix(node, vipu, cidr, excludes):
+    node_ip = node.split('/')[0]
+    result, warnings, _ = derive(route_get(vipu, 'ens1f0', node_ip), addr_show('ens1f0', 9000, node), vipu)
+    assert result == {
+        'interface': 'ens1f0', 'cidr': cidr, 'prefix': int(cidr.split('/')[1]), 'node_address': node_ip,
+        'mtu': 9000, 'excludes': excludes, 'vipu_address': vipu,
+    }
+    assert warnings == []
+
+
+def test_address_in_upper_half_of_a_23_gets_the_23_not_a_24():
+    # ipcalc -b 10.247.209.200 would say 10.247.209.0/24 and exclude 10.247.209.0/25.
+    result, _, _ = derive(route_get('10.247.209.200', 'ens1f0', '10.247.208.21'),
+                          addr_show('ens1f0', 9000, '10.247.208.21/23'), '10.247.209.200')
+    assert (result['cidr'], result['excludes']) == ('10.247.208.0/23', ['10.247.208.0/25'])
+
+
+def test_mtu_comes_from_the_interface():
+    result, _, _ = derive(route_get('10.193.242.7', 'rdma2', '10.193.242.30'),
+                          addr_show('rdma2', 1500, '10.193.242.30/24'), '10.193.242.7')
+    assert result['mtu'] == 1500
+
+
+def test_interface_address_is_read_for_the_routed_device():
+    _, _, asked = derive(route_get('10.193.242.7', 'ens2f1np1', '10.193.242.30'),
+                         addr_show('ens2f1np1', 1500, '10.193.242.30/24'), '10.193.242.7')
+    assert asked == ['ens2f1np1']
+
+
+def test_25_subnet_is_refused_with_the_default_exclude():
+    with pytest.raises(IpuK8sError, match=r'10.60.0.0/25 is not larger than the /25'):
+        derive(route_get('10.60.0.5', 'rdma3', '10.60.0.10'), addr_show('rdma3', 9000, '10.60.0.10/25'), '10.60.0.5')
+
+
+def test_26_subnet_is_refused_with_the_default_exclude():
+    with pytest.raises(IpuK8sError, match=r'10.61.0.0/26 is not larger than the /25.*ipu_k8s_rdma_exclude_prefix'):
+        derive(route_get('10.61.0.5', 'rdma4', '10.61.0.10'), addr_show('rdma4', 9000, '10.61.0.10/26'), '10.61.0.5')
+
+
+def test_25_subnet_excludes_its_first_26_when_asked():
+    result, _, _ = derive(route_get('10.60.0.5', 'rdma3', '10.60.0.10'),
+                          addr_show('rdma3', 9000, '10.60.0.10/25'), '10.60.0.5', exclude_prefix=26)
+    assert (result['cidr'], result['excludes']) == ('10.60.0.0/25', ['10.60.0.0/26'])
+
+
+def test_gateway_routed_address_is_refused():
+    with pytest.raises(IpuK8sError, match=r'10.99.0.5 is reached through gateway 10.200.0.1 on mgmt0'):
+        derive(route_get('10.99.0.5', 'mgmt0', '10.200.0.2', gateway='10.200.0.1'),
+               addr_show('mgmt0', 1500, '10.200.0.2/24'), '10.99.0.5')
+
+
+def test_gateway_routed_address_is_refused_before_reading_the_interface():
+    asked = []
+    with pytest.raises(IpuK8sError, match='gateway'):
+        derive_rdma_network(route_get('10.99.0.5', 'mgmt0', gateway='10.200.0.1'), asked.append, '10.99.0.5')
+    assert asked == []
+
+
+def test_nodes_own_address_is_refused():
+    with pytest.raises(IpuK8sError, match=r'10.247.208.21 cannot be used.*address of this node itself.*via lo'):
+        derive(route_get('10.247.208.21', 'lo', '10.247.208.21', route_type='local'), '[]', '10.247.208.21')
+
+
+def test_broadcast_address_is_refused():
+    with pytest.raises(IpuK8sError, match='broadcast address'):
+        derive(route_get('10.5.215.255', 'rdma1', '10.5.212.20', route_type='broadcast'), '[]', '10.5.215.255')
+
+
+def test_subnet_network_address_is_refused():
+    with pytest.raises(IpuK8sError, match='network or broadcast address of 10.5.212.0/22'):
+        derive(route_get('10.5.212.0', 'rdma1', '10.5.212.20'), addr_show('rdma1', 9000, '10.5.212.20/22'), '10.5.212.0')
+
+
+def test_empty_route_answer_is_refused_as_no_route():
+    with pytest.raises(IpuK8sError, match='no route to the V-IPU address 10.9.9.9'):
+        derive('[]', '[]', '10.9.9.9')
+
+
+def test_non_json_route_answer_is_refused_showing_it():
+    with pytest.raises(IpuK8sError, match='did not print JSON.*10.9.9.9 dev eth0'):
+        derive('10.9.9.9 dev eth0 src 10.9.9.1 uid 0', '[]', '10.9.9.9')
+
+
+def test_pinned_interface_that_matches_the_route_is_accepted():
+    result, _, _ = derive(route_get('10.247.208.5', 'rdma0', '10.247.208.21'),
+                          addr_show('rdma0', 9000, '10.247.208.21/23'), '10.247.208.5', interface='rdma0')
+    assert result['interface'] == 'rdma0'
+
+
+def test_pinned_interface_that_disagrees_with_the_route_is_refused():
+    with pytest.raises(IpuK8sError, match=r'10.247.208.5 is routed through rdma0, but the RDMA interface is pinned to ens1f0'):
+        derive(route_get('10.247.208.5', 'rdma0', '10.247.208.21'),
+               addr_show('rdma0', 9000, '10.247.208.21/23'), '10.247.208.5', interface='ens1f0')
+
+
+def test_on_link_route_without_an_address_in_the_subnet_is_refused():
+    # `ip route add 10.247.208.0/23 dev rdma0` on an interface with no address there.
+    with pytest.raises(IpuK8sError, match=r'rdma0 has 10.31.7.21/24 and none of its subnets holds 10.247.208.5'):
+        derive(route_get('10.247.208.5', 'rdma0', '10.31.7.21'), addr_show('rdma0', 9000, '10.31.7.21/24'), '10.247.208.5')
+
+
+def test_interface_without_ipv4_is_refused():
+    with pytest.raises(IpuK8sError, match='rdma0 has no IPv4 address'):
+        derive(route_get('10.247.208.5', 'rdma0'), addr_show('rdma0', 9000), '10.247.208.5')
+
+
+def test_the_address_whose_subnet_holds_the_vipu_is_chosen_among_several():
+    addr = addr_show('rdma0', 9000, '10.31.7.21/24', '10.247.208.21/23')
+    result, _, _ = derive(route_get('10.247.208.5', 'rdma0', '10.247.208.21'), addr, '10.247.208.5')
+    assert (result['cidr'], result['node_address']) == ('10.247.208.0/23', '10.247.208.21')
+
+
+def test_the_most_specific_subnet_wins_when_several_hold_the_address():
+    addr = addr_show('rdma0', 9000, '10.247.208.21/22', '10.247.208.40/24')
+    result, _, _ = derive(route_get('10.247.208.5', 'rdma0', '10.247.208.40'), addr, '10.247.208.5')
+    assert (result['cidr'], result['node_address']) == ('10.247.208.0/24', '10.247.208.40')
+
+
+def test_the_routes_source_address_wins_among_equal_subnets():
+    addr = addr_show('rdma0', 9000, '10.247.208.21/23', '10.247.208.22/23')
+    result, _, _ = derive(route_get('10.247.208.5', 'rdma0', '10.247.208.22'), addr, '10.247.208.5')
+    assert result['node_address'] == '10.247.208.22'
+
+
+def test_explicit_excludes_replace_the_computed_one():
+    result, _, _ = derive(route_get('10.247.208.5', 'rdma0', '10.247.208.21'),
+                          addr_show('rdma0', 9000, '10.247.208.21/23'), '10.247.208.5',
+                          excludes=['10.247.209.0/28', '10.247.208.0/26'])
+    assert result['excludes'] == ['10.247.208.0/26', '10.247.209.0/28']
+
+
+def test_explicit_exclude_outside_the_subnet_is_refused():
+    with pytest.raises(IpuK8sError, match=r'exclude 10.9.0.0/25 is not inside the RDMA subnet 10.247.208.0/23'):
+        derive(route_get('10.247.208.5', 'rdma0', '10.247.208.21'), addr_show('rdma0', 9000, '10.247.208.21/23'),
+               '10.247.208.5', excludes=['10.9.0.0/25'])
+
+
+def test_explicit_exclude_larger_than_the_subnet_is_refused():
+    with pytest.raises(IpuK8sError, match='not inside the RDMA subnet'):
+        compute_excludes('10.247.208.0/24', excludes=['10.247.208.0/23'])
+
+
+def test_explicit_exclude_with_host_bits_is_refused_with_a_suggestion():
+    with pytest.raises(IpuK8sError, match='write it like 10.247.208.0/25'):
+        compute_excludes('10.247.208.0/23', excludes=['10.247.208.5/25'])
+
+
+def test_explicit_excludes_covering_the_whole_subnet_are_refused():
+    with pytest.raises(IpuK8sError, match='cover the whole RDMA subnet'):
+        compute_excludes('10.247.208.0/24', excludes=['10.247.208.0/25', '10.247.208.128/25'])
+
+
+@pytest.mark.parametrize('prefix', [0, 33])
+def test_exclude_prefix_outside_1_to_32_is_refused(prefix):
+    with pytest.raises(IpuK8sError, match='not a prefix length'):
+        compute_excludes('10.247.208.0/23', exclude_prefix=prefix)
+
+
+def test_exclude_prefix_32_excludes_one_address():
+    assert compute_excludes('10.247.208.0/23', exclude_prefix=32) == ['10.247.208.0/32']
+
+
+def test_vipu_address_outside_the_excludes_gives_a_warning():
+    _, warnings, _ = derive(route_get('10.247.209.200', 'rdma0', '10.247.208.21'),
+                            addr_show('rdma0', 9000, '10.247.208.21/23'), '10.247.209.200')
+    assert warnings == ['the V-IPU controller address 10.247.209.200 is outside the excluded range 10.247.208.0/25 of '
+                        '10.247.208.0/23: Whereabouts may give it to a pod. Add it to ipu_k8s_rdma_excludes']
+
+
+def test_node_address_outside_the_excludes_gives_a_warning():
+    _, warnings, _ = derive(route_get('10.247.208.5', 'rdma0', '10.247.209.21'),
+                            addr_show('rdma0', 9000, '10.247.209.21/23'), '10.247.208.5')
+    assert len(warnings) == 1 and "this node's own RDMA address 10.247.209.21" in warnings[0]

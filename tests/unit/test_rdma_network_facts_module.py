@@ -1,0 +1,161 @@
+"""rdma_network_facts: what it asks the kernel, and how it reports answers and refusals."""
+
+import socket
+
+import pytest
+
+from iproute_json import addr_show, route_get
+from module_harness import FakeCommands, ModuleFail
+
+ROUTE_GET = ('-j', '-4', 'route', 'get')
+ADDR_SHOW = ('-j', 'addr', 'show', 'dev')
+
+
+def kernel(vipu='10.247.208.5', dev='rdma0', node='10.247.208.21/23', mtu=9000, **route):
+    """FakeCommands answering like a node whose `dev` carries `node` and routes `vipu` directly."""
+    src = node.split('/')[0]
+    return FakeCommands({
+        ROUTE_GET + (vipu,): (0, route_get(vipu, dev, src, **route), ''),
+        ADDR_SHOW + (dev,): (0, addr_show(dev, mtu, node), ''),
+    })
+
+
+@pytest.fixture
+def hosts_file(monkeypatch):
+    table = {'vipu-ctrl': '10.247.208.5'}
+
+    def getaddrinfo(host, port, family=0, type=0, *args):
+        if host not in table:
+            raise socket.gaierror(socket.EAI_NONAME, 'Name or service not known')
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, '', (table[host], 0))]
+
+    monkeypatch.setattr(socket, 'getaddrinfo', getaddrinfo)
+
+
+def test_derived_network_is_returned_and_set_as_fact(run_module):
+    result = run_module('rdma_network_facts', {'address': '10.247.208.5'}, kernel())
+    assert result['rdma_network'] == {'interface': 'rdma0', 'cidr': '10.247.208.0/23', 'prefix': 23,
+                                      'node_address': '10.247.208.21', 'mtu': 9000,
+                                      'excludes': ['10.247.208.0/25'], 'vipu_address': '10.247.208.5'}
+    assert result['ansible_facts'] == {'rdma_network': result['rdma_network']}
+    assert result['changed'] is False
+
+
+def test_kernel_is_asked_with_argument_lists(run_module):
+    commands = kernel()
+    run_module('rdma_network_facts', {'address': '10.247.208.5'}, commands)
+    assert commands.calls == [['/usr/sbin/ip', '-j', '-4', 'route', 'get', '10.247.208.5'],
+                              ['/usr/sbin/ip', '-j', 'addr', 'show', 'dev', 'rdma0']]
+
+
+def test_address_with_port_is_looked_up_without_it(run_module):
+    result = run_module('rdma_network_facts', {'address': '10.247.208.5:8090'}, kernel())
+    assert result['rdma_network']['vipu_address'] == '10.247.208.5'
+
+
+def test_host_name_is_resolved_before_the_route_lookup(run_module, hosts_file):
+    result = run_module('rdma_network_facts', {'address': 'vipu-ctrl:8090'}, kernel())
+    assert result['rdma_network']['vipu_address'] == '10.247.208.5'
+
+
+def test_refusal_for_a_host_name_says_what_it_resolved_to(run_module, hosts_file):
+    with pytest.raises(ModuleFail, match=r'gateway.*\[vipu-ctrl resolves to 10.247.208.5\]'):
+        run_module('rdma_network_facts', {'address': 'vipu-ctrl'}, kernel(dev='mgmt0', gateway='10.200.0.1'))
+
+
+def test_unresolvable_name_fails(run_module, hosts_file):
+    with pytest.raises(ModuleFail, match="cannot resolve 'vipu-gone'"):
+        run_module('rdma_network_facts', {'address': 'vipu-gone'}, FakeCommands())
+
+
+def test_malformed_address_fails_before_any_command(run_module):
+    commands = FakeCommands()
+    with pytest.raises(ModuleFail, match="address '10.247.208.5:eighty' is malformed"):
+        run_module('rdma_network_facts', {'address': '10.247.208.5:eighty'}, commands)
+    assert commands.calls == []
+
+
+def test_no_route_fails_with_the_kernels_words(run_module):
+    commands = FakeCommands({ROUTE_GET + ('10.99.0.5',): (2, '', 'RTNETLINK answers: Network is unreachable\n')})
+    with pytest.raises(ModuleFail, match=r'no route to the V-IPU address 10.99.0.5 \(RTNETLINK answers: Network is '
+                                         r'unreachable\)'):
+        run_module('rdma_network_facts', {'address': '10.99.0.5'}, commands)
+
+
+def test_gateway_routed_address_is_refused(run_module):
+    with pytest.raises(ModuleFail, match='reached through gateway 10.200.0.1 on mgmt0'):
+        run_module('rdma_network_facts', {'address': '10.247.208.5'}, kernel(dev='mgmt0', gateway='10.200.0.1'))
+
+
+def test_own_address_is_refused(run_module):
+    commands = FakeCommands({ROUTE_GET + ('10.247.208.21',): (
+        0, route_get('10.247.208.21', 'lo', '10.247.208.21', route_type='local'), '')})
+    with pytest.raises(ModuleFail, match='address of this node itself'):
+        run_module('rdma_network_facts', {'address': '10.247.208.21'}, commands)
+
+
+def test_pinned_interface_mismatch_is_refused(run_module):
+    with pytest.raises(ModuleFail, match='routed through rdma0, but the RDMA interface is pinned to ens1f0'):
+        run_module('rdma_network_facts', {'address': '10.247.208.5', 'interface': 'ens1f0'}, kernel())
+
+
+def test_empty_pinned_interface_means_not_pinned(run_module):
+    result = run_module('rdma_network_facts', {'address': '10.247.208.5', 'interface': ''}, kernel())
+    assert result['rdma_network']['interface'] == 'rdma0'
+
+
+def test_small_subnet_is_refused(run_module):
+    with pytest.raises(ModuleFail, match='10.61.0.0/26 is not larger than the /25'):
+        run_module('rdma_network_facts', {'address': '10.61.0.5'}, kernel('10.61.0.5', 'rdma4', '10.61.0.10/26'))
+
+
+def test_exclude_prefix_option_is_applied(run_module):
+    result = run_module('rdma_network_facts', {'address': '10.247.208.5', 'exclude_prefix': 26}, kernel())
+    assert result['rdma_network']['excludes'] == ['10.247.208.0/26']
+
+
+def test_exclude_option_replaces_the_computed_exclude(run_module):
+    result = run_module('rdma_network_facts', {'address': '10.247.208.5', 'exclude': ['10.247.208.0/27']}, kernel())
+    assert result['rdma_network']['excludes'] == ['10.247.208.0/27']
+
+
+def test_exclude_outside_the_subnet_is_refused(run_module):
+    with pytest.raises(ModuleFail, match='exclude 10.9.0.0/25 is not inside the RDMA subnet 10.247.208.0/23'):
+        run_module('rdma_network_facts', {'address': '10.247.208.5', 'exclude': ['10.9.0.0/25']}, kernel())
+
+
+def test_exclude_prefix_out_of_range_fails(run_module):
+    with pytest.raises(ModuleFail, match='exclude_prefix 40 is not a prefix length'):
+        run_module('rdma_network_facts', {'address': '10.247.208.5', 'exclude_prefix': 40}, kernel())
+
+
+def test_unreadable_interface_fails_naming_it(run_module):
+    commands = FakeCommands({
+        ROUTE_GET + ('10.247.208.5',): (0, route_get('10.247.208.5', 'rdma0', '10.247.208.21'), ''),
+        ADDR_SHOW + ('rdma0',): (1, '', 'Device "rdma0" does not exist.'),
+    })
+    with pytest.raises(ModuleFail, match='cannot read the addresses of rdma0.*does not exist'):
+        run_module('rdma_network_facts', {'address': '10.247.208.5'}, commands)
+
+
+def test_missing_ip_command_fails(run_module):
+    commands = kernel()
+    commands.binaries['ip'] = None
+    with pytest.raises(ModuleFail, match='required executable "ip"'):
+        run_module('rdma_network_facts', {'address': '10.247.208.5'}, commands)
+
+
+def test_address_is_required(run_module):
+    with pytest.raises(ModuleFail, match='missing required arguments: address'):
+        run_module('rdma_network_facts', {}, kernel())
+
+
+def test_addresses_outside_the_exclude_are_warned_about(run_module):
+    result = run_module('rdma_network_facts', {'address': '10.247.209.200'},
+                        kernel('10.247.209.200', 'rdma0', '10.247.208.21/23'))
+    assert len(result['warnings']) == 1 and '10.247.209.200 is outside the excluded range' in result['warnings'][0]
+
+
+def test_check_mode_gives_the_same_answer(run_module):
+    result = run_module('rdma_network_facts', {'address': '10.247.208.5', '_ansible_check_mode': True}, kernel())
+    assert result['rdma_network']['cidr'] == '10.247.208.0/23' and result['changed'] is False

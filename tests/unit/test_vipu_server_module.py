@@ -1,0 +1,193 @@
+"""vipu_server: option handling, the order param -> CLI -> environment, and its failures."""
+
+import json
+import socket
+
+import pytest
+
+from module_harness import FakeCommands, ModuleFail
+
+SERVER_VERSION = ('--server-version', '--showjson')
+
+
+def vipu_cli(stdout, rc=0, stderr='', path='/opt/poplar/bin/vipu'):
+    """FakeCommands where the V-IPU CLI is installed at path and answers --server-version."""
+    return FakeCommands({SERVER_VERSION: (rc, stdout, stderr)}, binaries={'vipu': path, path: path})
+
+
+def no_vipu_cli():
+    return FakeCommands()
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(no_vipu_environment):
+    """No test sees the V-IPU variables of the shell that runs pytest."""
+
+
+@pytest.fixture
+def hosts_file(monkeypatch):
+    """Name resolution from a fixed table (the node's /etc/hosts or DNS is not under test here)."""
+    table = {'vipu-ctrl.pod001.example': '10.5.212.116'}
+
+    def getaddrinfo(host, port, family=0, type=0, *args):
+        if host not in table:
+            raise socket.gaierror(socket.EAI_NONAME, 'Name or service not known')
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, '', (table[host], 0))]
+
+    monkeypatch.setattr(socket, 'getaddrinfo', getaddrinfo)
+
+
+def test_explicit_address_with_port_is_used_as_given(run_module):
+    result = run_module('vipu_server', {'address': '10.5.212.116:8091'}, vipu_cli('{}'))
+    assert result['vipu_server'] == {'host': '10.5.212.116', 'port': 8091, 'address': '10.5.212.116:8091',
+                                     'version': None, 'source': 'param'}
+
+
+def test_explicit_address_is_not_checked_against_the_cli(run_module):
+    commands = vipu_cli('{"version": "1.18.0", "host": "10.9.9.9:8090"}')
+    run_module('vipu_server', {'address': '10.5.212.116'}, commands)
+    assert commands.calls == []
+
+
+def test_explicit_address_without_port_takes_the_port_option(run_module):
+    result = run_module('vipu_server', {'address': '10.5.212.116', 'port': 8095}, no_vipu_cli())
+    assert result['vipu_server']['address'] == '10.5.212.116:8095'
+
+
+def test_explicit_host_name_resolves_to_ipv4(run_module, hosts_file):
+    result = run_module('vipu_server', {'address': 'vipu-ctrl.pod001.example:8090'}, no_vipu_cli())
+    assert (result['vipu_server']['host'], result['vipu_server']['address']) == ('10.5.212.116', '10.5.212.116:8090')
+
+
+def test_unresolvable_host_name_fails_naming_it(run_module, hosts_file):
+    with pytest.raises(ModuleFail, match="cannot resolve 'vipu-ctrl.pod002.example'"):
+        run_module('vipu_server', {'address': 'vipu-ctrl.pod002.example'}, no_vipu_cli())
+
+
+def test_result_is_also_a_fact_and_never_a_change(run_module):
+    result = run_module('vipu_server', {'address': '10.5.212.116'}, no_vipu_cli())
+    assert result['changed'] is False
+    assert result['ansible_facts'] == {'vipu_server': result['vipu_server']}
+
+
+def test_cli_answer_gives_host_port_and_version(run_module):
+    result = run_module('vipu_server', {}, vipu_cli('{"version": "1.18.0", "host": "10.5.212.116:8090"}\n'))
+    assert result['vipu_server'] == {'host': '10.5.212.116', 'port': 8090, 'address': '10.5.212.116:8090',
+                                     'version': '1.18.0', 'source': 'cli'}
+
+
+def test_cli_runs_as_an_argument_list_under_a_timeout(run_module):
+    commands = vipu_cli('{"version": "1.18.0", "host": "10.5.212.116:8090"}')
+    run_module('vipu_server', {'timeout': 12}, commands)
+    assert commands.calls == [['/usr/bin/timeout', '12', '/opt/poplar/bin/vipu', '--server-version', '--showjson']]
+
+
+def test_cli_host_without_port_takes_the_port_option(run_module):
+    result = run_module('vipu_server', {'port': 8099}, vipu_cli('{"version": "1.18.0", "host": "10.5.212.116"}'))
+    assert result['vipu_server']['port'] == 8099
+
+
+def test_cli_wins_over_the_environment(run_module, monkeypatch):
+    monkeypatch.setenv('IPUOF_VIPU_API_HOST', '10.9.9.9')
+    result = run_module('vipu_server', {}, vipu_cli('{"version": "1.18.0", "host": "10.5.212.116:8090"}'))
+    assert (result['vipu_server']['host'], result['vipu_server']['source']) == ('10.5.212.116', 'cli')
+
+
+def test_cli_given_as_a_path_is_used(run_module):
+    commands = FakeCommands({SERVER_VERSION: (0, '{"version": "1.18.0", "host": "10.5.212.116:8090"}', '')},
+                            binaries={'/srv/tools/vipu': '/srv/tools/vipu'})
+    result = run_module('vipu_server', {'cli': '/srv/tools/vipu'}, commands)
+    assert result['vipu_server']['source'] == 'cli'
+
+
+def test_cli_path_that_does_not_exist_fails(run_module, monkeypatch):
+    monkeypatch.setenv('IPUOF_VIPU_API_HOST', '10.5.212.116')
+    with pytest.raises(ModuleFail, match='/srv/tools/vipu does not exist'):
+        run_module('vipu_server', {'cli': '/srv/tools/vipu'}, no_vipu_cli())
+
+
+def test_cli_failure_fails_showing_its_error(run_module, monkeypatch):
+    monkeypatch.setenv('IPUOF_VIPU_API_HOST', '10.5.212.116')
+    commands = vipu_cli('', rc=1, stderr='Error: rpc error: connection refused')
+    with pytest.raises(ModuleFail, match=r'failed \(rc=1\): Error: rpc error: connection refused'):
+        run_module('vipu_server', {}, commands)
+
+
+def test_cli_timeout_fails_saying_so(run_module):
+    with pytest.raises(ModuleFail, match='did not answer within 30 s'):
+        run_module('vipu_server', {}, vipu_cli('', rc=124))
+
+
+def test_cli_text_output_fails_showing_it(run_module):
+    with pytest.raises(ModuleFail, match='Output: Unknown flag --showjson'):
+        run_module('vipu_server', {}, vipu_cli('Unknown flag --showjson'))
+
+
+def test_cli_json_without_host_fails_showing_it(run_module):
+    with pytest.raises(ModuleFail, match=r'no "host".*"version": "1.18.0"'):
+        run_module('vipu_server', {}, vipu_cli(json.dumps({'version': '1.18.0'})))
+
+
+def test_cli_malformed_host_fails(run_module):
+    with pytest.raises(ModuleFail, match="printed by /opt/poplar/bin/vipu --server-version '10.5.212.116:80900'"):
+        run_module('vipu_server', {}, vipu_cli('{"version": "1.18.0", "host": "10.5.212.116:80900"}'))
+
+
+def test_environment_is_used_without_a_cli(run_module, monkeypatch):
+    monkeypatch.setenv('IPUOF_VIPU_API_HOST', '10.5.212.116')
+    monkeypatch.setenv('IPUOF_VIPU_API_PORT', '8091')
+    result = run_module('vipu_server', {}, no_vipu_cli())
+    assert result['vipu_server'] == {'host': '10.5.212.116', 'port': 8091, 'address': '10.5.212.116:8091',
+                                     'version': None, 'source': 'env'}
+
+
+def test_environment_without_port_takes_the_port_option(run_module, monkeypatch):
+    monkeypatch.setenv('IPUOF_VIPU_API_HOST', '10.5.212.116')
+    result = run_module('vipu_server', {'port': 8092}, no_vipu_cli())
+    assert result['vipu_server']['port'] == 8092
+
+
+def test_environment_is_ignored_when_disabled(run_module, monkeypatch):
+    monkeypatch.setenv('IPUOF_VIPU_API_HOST', '10.5.212.116')
+    with pytest.raises(ModuleFail, match='environment=false'):
+        run_module('vipu_server', {'environment': False}, no_vipu_cli())
+
+
+def test_malformed_environment_host_fails_naming_the_variable(run_module, monkeypatch):
+    monkeypatch.setenv('IPUOF_VIPU_API_HOST', '10.5.212.116:port')
+    with pytest.raises(ModuleFail, match="IPUOF_VIPU_API_HOST '10.5.212.116:port' is malformed"):
+        run_module('vipu_server', {}, no_vipu_cli())
+
+
+def test_nothing_to_go_on_fails_saying_what_to_set(run_module):
+    with pytest.raises(ModuleFail) as failed:
+        run_module('vipu_server', {}, no_vipu_cli())
+    message = failed.value.result['msg']
+    assert 'no V-IPU controller address' in message
+    assert 'ipu_k8s_vipu_controllers' in message and 'IPUOF_VIPU_API_HOST is not set' in message
+
+
+def test_malformed_address_fails(run_module):
+    with pytest.raises(ModuleFail, match="address '10.5.212.116:0' is malformed"):
+        run_module('vipu_server', {'address': '10.5.212.116:0'}, no_vipu_cli())
+
+
+def test_port_option_out_of_range_fails(run_module):
+    with pytest.raises(ModuleFail, match='port 70000 is out of range'):
+        run_module('vipu_server', {'address': '10.5.212.116', 'port': 70000}, no_vipu_cli())
+
+
+def test_timeout_below_one_second_fails(run_module):
+    with pytest.raises(ModuleFail, match='timeout must be at least 1'):
+        run_module('vipu_server', {'timeout': 0}, no_vipu_cli())
+
+
+def test_unknown_option_is_refused_by_the_argument_spec(run_module):
+    with pytest.raises(ModuleFail, match='Unsupported parameters.*adress'):
+        run_module('vipu_server', {'adress': '10.5.212.116'}, no_vipu_cli())
+
+
+def test_check_mode_gives_the_same_answer(run_module):
+    commands = vipu_cli('{"version": "1.18.0", "host": "10.5.212.116:8090"}')
+    result = run_module('vipu_server', {'_ansible_check_mode': True}, commands)
+    assert result['vipu_server']['source'] == 'cli' and result['changed'] is False
