@@ -1,0 +1,273 @@
+"""The network_operator role's chart choice, Helm values and NicClusterPolicy, rendered
+through the role's real defaults, vars and templates, for every chart release the role
+supports; and the static shape of the helm, network_operator and rdma_network roles."""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import (ROLES, SCHEMAS, flatten_keys, render_role_template, render_role_yaml,
+                      role_expression, role_variables, validate_custom_resource)
+
+SCHEMA_DIR = SCHEMAS / 'network_operator'
+NCP_CRD = SCHEMA_DIR / 'mellanox.com_nicclusterpolicies.yaml'
+GUIDE_NODE_AFFINITY = {
+    'preferredDuringSchedulingIgnoredDuringExecution': [{
+        'weight': 1,
+        'preference': {'matchExpressions': [
+            {'key': 'node-role.kubernetes.io/master', 'operator': 'DoesNotExist'},
+            {'key': 'node-role.kubernetes.io/control-plane', 'operator': 'DoesNotExist'},
+        ]},
+    }],
+}
+
+
+def chart_table():
+    return yaml.safe_load((ROLES / 'network_operator' / 'defaults' / 'main.yml').read_text())[
+        'network_operator_chart_table']
+
+
+CHART_VERSIONS = [row['chart_version'] for row in chart_table()]
+POLICY_VERSIONS = [row['chart_version'] for row in chart_table() if row['layout'] == 'policy']
+
+
+def chosen_chart(kubernetes_version, chart_version=''):
+    return role_expression('network_operator', '{{ __network_operator_chart }}', {
+        'ipu_k8s_kubernetes_version': kubernetes_version,
+        'network_operator_chart_version': chart_version,
+    })
+
+
+def task_named(role, task_file, name):
+    tasks = yaml.safe_load((ROLES / role / 'tasks' / task_file).read_text())
+    return next(t for t in tasks if t['name'] == name)
+
+
+def assert_task_holds(role, task_file, name, overrides):
+    """Evaluate an assert task's conditions and message with the role's variables."""
+    task = task_named(role, task_file, name)
+    variables = dict(overrides)
+    variables.update(task.get('vars', {}))
+    results = [role_expression(role, '{{ %s }}' % cond, variables) for cond in task['ansible.builtin.assert']['that']]
+    message = role_expression(role, task['ansible.builtin.assert']['fail_msg'], variables)
+    return all(r is True for r in results), ' '.join(message.split())
+
+
+# --- chart release table ----------------------------------------------------------------
+
+@pytest.mark.parametrize('kubernetes_version, chart_version, layout', [
+    ('1.24.17', '1.3.0', 'legacy'),
+    ('1.25.16', '1.4.0', 'legacy'),
+    ('1.29.0', '25.4.0', 'policy'),
+    ('1.31.4', '25.4.0', 'policy'),
+    ('1.32.3', '25.4.0', 'policy'),
+])
+def test_chart_release_follows_the_kubernetes_minor(kubernetes_version, chart_version, layout):
+    chart = chosen_chart(kubernetes_version)
+    assert chart['chart_version'] == chart_version
+    assert chart['layout'] == layout
+
+
+def test_shared_default_kubernetes_version_gets_a_current_chart():
+    default = role_variables('network_operator')['ipu_k8s_kubernetes_version']
+    assert chosen_chart(str(default))['chart_version'] == '25.4.0'
+
+
+def test_every_supported_minor_matches_exactly_one_row():
+    for row in chart_table():
+        low, high = (int(row[k].split('.')[1]) for k in ('kubernetes_min', 'kubernetes_max'))
+        for minor in range(low, high + 1):
+            matches = role_expression('network_operator', '{{ __network_operator_matches }}',
+                                      {'ipu_k8s_kubernetes_version': '1.%d.0' % minor})
+            assert [m['chart_version'] for m in matches] == [row['chart_version']], minor
+
+
+@pytest.mark.parametrize('kubernetes_version', ['1.16.15', '1.27.4', '1.33.1'])
+def test_unsupported_kubernetes_minor_is_refused_with_a_way_out(kubernetes_version):
+    assert chosen_chart(kubernetes_version) == {}
+    ok, message = assert_task_holds('network_operator', 'select.yml', 'Check that exactly one chart release fits',
+                                    {'ipu_k8s_kubernetes_version': kubernetes_version})
+    assert not ok
+    minor = '.'.join(kubernetes_version.split('.')[:2])
+    assert 'supports Kubernetes %s' % minor in message
+    assert 'network_operator_chart_version' in message
+    assert '1.17-1.24, 1.25-1.25, 1.29-1.32' in message
+
+
+def test_chart_version_override_wins_over_the_kubernetes_minor():
+    assert chosen_chart('1.31.4', '1.4.0')['chart_version'] == '1.4.0'
+
+
+def test_unknown_chart_version_override_is_refused():
+    assert chosen_chart('1.31.4', '9.9.9') == {}
+    ok, message = assert_task_holds('network_operator', 'select.yml', 'Check that exactly one chart release fits',
+                                    {'network_operator_chart_version': '9.9.9'})
+    assert not ok
+    assert '9.9.9 is not a row of network_operator_chart_table' in message
+
+
+def test_legacy_chart_refuses_a_resource_prefix_it_cannot_publish():
+    ok, message = assert_task_holds('network_operator', 'select.yml', 'Check settings the chosen chart layout cannot express',
+                                    {'ipu_k8s_kubernetes_version': '1.25.16', 'ipu_k8s_rdma_resource_prefix': 'nvidia.com'})
+    assert not ok
+    assert 'prefix "rdma"' in message
+    ok, _ = assert_task_holds('network_operator', 'select.yml', 'Check settings the chosen chart layout cannot express',
+                              {'ipu_k8s_kubernetes_version': '1.31.4', 'ipu_k8s_rdma_resource_prefix': 'nvidia.com'})
+    assert ok
+
+
+# --- Helm values --------------------------------------------------------------------------
+
+def allowed_value_keys(chart_version):
+    listed = yaml.safe_load((SCHEMA_DIR / 'chart-values-keys.yaml').read_text())['versions'][chart_version]['keys']
+    real = SCHEMA_DIR / ('values-%s.yaml' % chart_version)
+    if real.is_file():
+        listed = sorted(set(listed) | flatten_keys(yaml.safe_load(real.read_text())))
+    return set(listed)
+
+
+def key_is_allowed(key, allowed):
+    """Listed, a parent of a listed key, or inside a free-form ("x.*") key."""
+    parts = key.split('.')
+    return (key in allowed
+            or any(a.startswith(key + '.') or a.startswith(key + '[]') for a in allowed)
+            or any('.'.join(parts[:i]) + '.*' in allowed for i in range(1, len(parts))))
+
+
+def render_values(chart_version, **overrides):
+    overrides['network_operator_chart_version'] = chart_version
+    return render_role_yaml('network_operator', 'values.yaml.j2', overrides)
+
+
+@pytest.mark.parametrize('chart_version', CHART_VERSIONS)
+def test_values_set_only_keys_the_chart_version_reads(chart_version):
+    values = render_values(chart_version)
+    allowed = allowed_value_keys(chart_version)
+    unknown = sorted(k for k in flatten_keys(values) if not key_is_allowed(k, allowed))
+    assert unknown == [], 'chart %s does not read %s' % (chart_version, unknown)
+
+
+@pytest.mark.parametrize('chart_version', [v for v in CHART_VERSIONS if v not in POLICY_VERSIONS])
+def test_legacy_values_have_the_chart_render_the_guide_policy(chart_version):
+    values = render_values(chart_version)
+    assert values['nfd'] == {'enabled': True}
+    assert values['deployCR'] is True
+    assert values['ofedDriver'] == {'deploy': False}
+    assert values['nvPeerDriver'] == {'deploy': False}
+    assert values['rdmaSharedDevicePlugin'] == {
+        'deploy': True, 'resources': [{'name': 'rdma_shared_device_a', 'drivers': ['mlx5_core']}]}
+    assert values['secondaryNetwork'] == {
+        'deploy': True, 'cniPlugins': {'deploy': True}, 'multus': {'deploy': True}, 'ipamPlugin': {'deploy': True}}
+    assert values['nodeAffinity'] == GUIDE_NODE_AFFINITY
+
+
+@pytest.mark.parametrize('chart_version', POLICY_VERSIONS)
+def test_policy_values_leave_the_policy_to_the_role(chart_version):
+    values = render_values(chart_version)
+    assert values == {'nfd': {'enabled': True, 'deployNodeFeatureRules': True},
+                      'sriovNetworkOperator': {'enabled': False}}
+
+
+def test_legacy_values_carry_the_selector_variables():
+    values = render_values('1.4.0', ipu_k8s_rdma_resource_name='rdma_ipu',
+                           network_operator_rdma_vendors=['15b3'], network_operator_rdma_drivers=[],
+                           network_operator_rdma_ifnames=['enp65s0f0'])
+    assert values['rdmaSharedDevicePlugin']['resources'] == [
+        {'name': 'rdma_ipu', 'vendors': ['15b3'], 'ifNames': ['enp65s0f0']}]
+
+
+# --- NicClusterPolicy (chart 24.10 and later) ---------------------------------------------------
+
+def render_policy(chart_version, **overrides):
+    overrides['network_operator_chart_version'] = chart_version
+    return render_role_yaml('network_operator', 'nicclusterpolicy.yaml.j2', overrides)
+
+
+@pytest.mark.parametrize('chart_version', POLICY_VERSIONS)
+def test_policy_matches_the_nicclusterpolicy_crd(chart_version):
+    validate_custom_resource(render_policy(chart_version), NCP_CRD)
+
+
+@pytest.mark.parametrize('chart_version', POLICY_VERSIONS)
+def test_policy_uses_the_images_the_chart_release_documents(chart_version):
+    policy = render_policy(chart_version)
+    images = next(r for r in chart_table() if r['chart_version'] == chart_version)['images']
+    spec = policy['spec']
+    assert policy['metadata'] == {'name': 'nic-cluster-policy'}
+    for component, image in [(spec['rdmaSharedDevicePlugin'], images['rdma_shared_device_plugin']),
+                             (spec['secondaryNetwork']['multus'], images['multus']),
+                             (spec['secondaryNetwork']['cniPlugins'], images['cni_plugins']),
+                             (spec['secondaryNetwork']['ipamPlugin'], images['whereabouts'])]:
+        assert {k: component[k] for k in ('repository', 'image', 'version')} == image
+    assert spec['nodeAffinity'] == GUIDE_NODE_AFFINITY
+    assert 'ofedDriver' not in spec
+
+
+@pytest.mark.parametrize('chart_version', POLICY_VERSIONS)
+def test_policy_device_plugin_config_is_json_for_the_shared_resource(chart_version):
+    config = json.loads(render_policy(chart_version)['spec']['rdmaSharedDevicePlugin']['config'])
+    assert config == {'configList': [{
+        'resourceName': 'rdma_shared_device_a', 'rdmaHcaMax': 63, 'selectors': {'drivers': ['mlx5_core']}}]}
+
+
+def test_policy_carries_a_non_default_resource_prefix_and_selectors():
+    config = json.loads(render_policy('25.4.0', ipu_k8s_rdma_resource_prefix='graphcore.ai',
+                                      network_operator_rdma_vendors=['15b3'],
+                                      network_operator_rdma_ifnames=['ens1f0'])['spec']['rdmaSharedDevicePlugin']['config'])
+    entry = config['configList'][0]
+    assert entry['resourcePrefix'] == 'graphcore.ai'
+    assert entry['selectors'] == {'vendors': ['15b3'], 'drivers': ['mlx5_core'], 'ifNames': ['ens1f0']}
+
+
+def test_policy_with_a_misspelt_field_fails_the_crd_check():
+    policy = render_policy('25.4.0')
+    policy['spec']['secondaryNetwork']['multus']['verison'] = 'v4.1.0'
+    with pytest.raises(AssertionError, match='verison'):
+        validate_custom_resource(policy, NCP_CRD)
+
+
+# --- role shape: modules with state, no hidden failures, check mode by design ------------
+
+MY_ROLES = ['helm', 'network_operator', 'rdma_network']
+COMMAND_MODULES = {'ansible.builtin.command', 'ansible.builtin.shell', 'ansible.builtin.raw', 'ansible.builtin.script'}
+
+
+def all_tasks(role):
+    def walk(tasks):
+        for task in tasks or []:
+            yield task
+            for key in ('block', 'rescue', 'always'):
+                yield from walk(task.get(key))
+    for path in sorted((ROLES / role / 'tasks').glob('*.yml')):
+        for task in walk(yaml.safe_load(path.read_text())):
+            yield path.name, task
+
+
+@pytest.mark.parametrize('role', MY_ROLES)
+def test_role_commands_are_read_only_probes(role):
+    for name, task in all_tasks(role):
+        used = COMMAND_MODULES & set(task)
+        if used:
+            assert task.get('changed_when') is False and task.get('check_mode') is False, (name, task['name'])
+        assert 'ignore_errors' not in task, (name, task['name'])
+        assert task.get('failed_when') is not False, (name, task['name'])
+
+
+@pytest.mark.parametrize('role', MY_ROLES)
+def test_role_entry_points_have_argument_specs(role):
+    specs = yaml.safe_load((ROLES / role / 'meta' / 'argument_specs.yml').read_text())['argument_specs']
+    defaults = yaml.safe_load((ROLES / role / 'defaults' / 'main.yml').read_text())
+    documented = set(specs['main']['options'])
+    assert set(defaults) == documented
+    for entry, spec in specs.items():
+        assert (ROLES / role / 'tasks' / ('%s.yml' % entry)).is_file(), entry
+        for option, details in (spec.get('options') or {}).items():
+            assert details.get('type') and details.get('description'), (entry, option)
+            assert details.get('default') == defaults.get(option), (entry, option)
+
+
+def test_values_template_renders_for_the_site_defaults_without_overrides():
+    text = render_role_template('network_operator', 'values.yaml.j2')
+    assert 'chart 25.4.0' in text.splitlines()[0]
