@@ -1,0 +1,433 @@
+"""Rendering tests of the cluster layer: kubernetes_packages, kubeadm and calico.
+
+pkgs.k8s.io, kubeadm and a live cluster cannot be reached here, so the files those roles
+write are rendered by the roles themselves (tests/render/cluster/render.yml runs their
+task files with their real defaults through ansible-playbook on localhost, one inventory
+host per Kubernetes version) and checked:
+
+- kubeadm: the configuration API version chosen for each minor, the versions and
+  networks carried, cgroupDriver systemd, the advertise address found on a real interface,
+  and every field known to the kubeadm API of that version.
+- calico: the Installation validated against the operator's Installation CRD schema
+  (tests/schemas/calico/, strict about unknown fields), the pool, and node address
+  autodetection that cannot pick the RDMA NIC.
+- kubernetes_packages: the deb822 entry for pkgs.k8s.io with signed-by, the pinned version.
+
+KubeletConfiguration and the kubeadm kinds are not Kubernetes API objects, so
+kubernetes-validate has no schema for them: their structure is checked field by field
+against the kubeadm / kubelet configuration API references (KUBEADM_FIELDS below).
+"""
+
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+PLAYBOOK = ROOT / 'tests' / 'render' / 'cluster' / 'render.yml'
+CRD = ROOT / 'tests' / 'schemas' / 'calico' / 'operator.tigera.io_installations_crd.yaml'
+SHARED_DEFAULTS = yaml.safe_load((ROOT / 'roles' / 'ipu_k8s_defaults' / 'defaults' / 'main.yml').read_text())
+ANSIBLE_PLAYBOOK = str(Path(sys.executable).parent / 'ansible-playbook')
+
+# One host per supported Kubernetes minor (the full version is what an inventory sets).
+# None: the shared default (ipu_k8s_kubernetes_version), not overridden.
+VERSIONS = {
+    '1.24': '1.24.17',
+    '1.25': '1.25.16',
+    '1.29': '1.29.12',
+    '1.30': '1.30.8',
+    '1.31': None,
+    '1.33': '1.33.1',
+}
+EXPECTED_KUBEADM_API = {
+    '1.24': 'kubeadm.k8s.io/v1beta3',
+    '1.25': 'kubeadm.k8s.io/v1beta3',
+    '1.29': 'kubeadm.k8s.io/v1beta3',
+    '1.30': 'kubeadm.k8s.io/v1beta3',
+    '1.31': 'kubeadm.k8s.io/v1beta4',
+    '1.33': 'kubeadm.k8s.io/v1beta4',
+}
+EXPECTED_CALICO = {
+    '1.24': 'v3.26.4',
+    '1.25': 'v3.26.4',
+    '1.29': 'v3.29.3',
+    '1.30': 'v3.30.2',
+    '1.31': 'v3.30.2',
+    '1.33': 'v3.30.2',
+}
+
+# Top-level fields of each kubeadm kind, per configuration API version (kubernetes.io
+# reference "kubeadm Configuration (v1beta3)" / "(v1beta4)"), and of the kubelet's
+# KubeletConfiguration fields this project sets. kubeadm rejects unknown fields.
+_INIT_V1BETA3 = {'apiVersion', 'kind', 'bootstrapTokens', 'nodeRegistration', 'localAPIEndpoint',
+                 'certificateKey', 'skipPhases', 'patches'}
+_CLUSTER_V1BETA3 = {'apiVersion', 'kind', 'etcd', 'networking', 'kubernetesVersion', 'controlPlaneEndpoint',
+                    'apiServer', 'controllerManager', 'scheduler', 'dns', 'certificatesDir', 'imageRepository',
+                    'featureGates', 'clusterName'}
+KUBEADM_FIELDS = {
+    'kubeadm.k8s.io/v1beta3': {
+        'InitConfiguration': _INIT_V1BETA3,
+        'ClusterConfiguration': _CLUSTER_V1BETA3,
+    },
+    'kubeadm.k8s.io/v1beta4': {
+        'InitConfiguration': _INIT_V1BETA3 | {'dryRun', 'timeouts'},
+        'ClusterConfiguration': _CLUSTER_V1BETA3 | {'proxy', 'encryptionAlgorithm', 'certificateValidityPeriod',
+                                                    'caCertificateValidityPeriod'},
+    },
+}
+NODE_REGISTRATION_FIELDS = {'name', 'criSocket', 'taints', 'kubeletExtraArgs', 'ignorePreflightErrors',
+                            'imagePullPolicy', 'imagePullSerial'}
+NETWORKING_FIELDS = {'serviceSubnet', 'podSubnet', 'dnsDomain'}
+LOCAL_API_ENDPOINT_FIELDS = {'advertiseAddress', 'bindPort'}
+
+
+def _host(minor, **extra):
+    host = {
+        'ansible_connection': 'local',
+        'ipu_k8s_cluster_interface': 'lo',
+    }
+    if VERSIONS.get(minor):
+        host['ipu_k8s_kubernetes_version'] = VERSIONS[minor]
+    host.update(extra)
+    return host
+
+
+def _inventory(out):
+    hosts = {f'k8s-{minor.replace(".", "-")}': _host(minor) for minor in VERSIONS}
+    # Every knob a site may turn, to show values are carried and not hard-coded.
+    hosts['custom'] = _host(
+        '1.30',
+        ipu_k8s_pod_subnet='172.20.0.0/16',
+        ipu_k8s_service_subnet='172.21.0.0/20',
+        kubeadm_control_plane_endpoint='k8s-api.example.internal:6443',
+        kubeadm_image_repository='mirror.example.internal/k8s',
+        kubeadm_api_server_port=8443,
+        calico_encapsulation='IPIP',
+        calico_mtu=8950,
+        calico_nat_outgoing=False,
+        calico_registry='mirror.example.internal/',
+        calico_api_server=False,
+        kubernetes_packages_revision='2.1',
+    )
+    # No cluster interface: Calico must follow the node's InternalIP. (kubeadm would take
+    # this machine's default route, which a test must not depend on.)
+    hosts['nodeip'] = _host('1.31', ipu_k8s_cluster_interface='', render_kubeadm=False)
+    # An interface name with regex metacharacters.
+    hosts['vlan'] = _host('1.31', ipu_k8s_cluster_interface='bond0.100', render_kubeadm=False)
+    for name, host in hosts.items():
+        host_out = out / name
+        host['kubernetes_packages_sources_path'] = str(host_out / 'kubernetes.sources')
+        host['kubeadm_config_path'] = str(host_out / 'kubeadm' / 'kubeadm-config.yaml')
+        host['calico_manifests_dir'] = str(host_out / 'calico')
+    return {'all': {'hosts': hosts, 'vars': {'render_dir': str(out)}}}
+
+
+@pytest.fixture(scope='module')
+def rendered(tmp_path_factory):
+    """Run the render playbook once for every host; return {host: {file: text, derived: {...}}}."""
+    out = tmp_path_factory.mktemp('cluster-render')
+    inventory = out / 'hosts.yml'
+    inventory.write_text(yaml.safe_dump(_inventory(out)))
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'), ANSIBLE_NOCOLOR='1',
+               ANSIBLE_PYTHON_INTERPRETER=sys.executable)
+    proc = subprocess.run(
+        [ANSIBLE_PLAYBOOK, '-i', str(inventory), str(PLAYBOOK)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+    result = {}
+    for host_dir in out.iterdir():
+        if not host_dir.is_dir():
+            continue
+        derived = json.loads((host_dir / 'derived.json').read_text())
+        files = {
+            'derived': derived,
+            'sources': (host_dir / 'kubernetes.sources').read_text(),
+            'calico': Path(derived['calico_resources_path']).read_text(),
+        }
+        kubeadm = host_dir / 'kubeadm' / 'kubeadm-config.yaml'
+        if kubeadm.exists():
+            files['kubeadm'] = kubeadm.read_text()
+        result[host_dir.name] = files
+    return result
+
+
+def _host_name(minor):
+    return f'k8s-{minor.replace(".", "-")}'
+
+
+def _kubeadm_docs(rendered, host):
+    docs = list(yaml.safe_load_all(rendered[host]['kubeadm']))
+    return {doc['kind']: doc for doc in docs}
+
+
+def _calico_docs(rendered, host):
+    docs = [d for d in yaml.safe_load_all(rendered[host]['calico']) if d]
+    return {doc['kind']: doc for doc in docs}
+
+
+def _strict(schema):
+    """The CRD schema with unknown fields forbidden wherever properties are listed."""
+    if isinstance(schema, dict):
+        schema = {k: _strict(v) for k, v in schema.items()}
+        if schema.get('type') == 'object' and 'properties' in schema and 'additionalProperties' not in schema:
+            schema['additionalProperties'] = False
+        return schema
+    if isinstance(schema, list):
+        return [_strict(v) for v in schema]
+    return schema
+
+
+@pytest.fixture(scope='module')
+def installation_validator():
+    crd = yaml.safe_load(CRD.read_text())
+    version = next(v for v in crd['spec']['versions'] if v['name'] == 'v1')
+    schema = _strict(version['schema']['openAPIV3Schema'])
+    # metadata is an ObjectMeta in the API server; the CRD only says "object".
+    schema['properties']['metadata'] = {'type': 'object'}
+    return jsonschema.Draft7Validator(schema)
+
+
+# --- kubeadm ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize('minor', sorted(VERSIONS))
+def test_kubeadm_api_version_follows_the_kubernetes_minor(rendered, minor):
+    docs = _kubeadm_docs(rendered, _host_name(minor))
+    assert rendered[_host_name(minor)]['derived']['kubernetes_minor'] == minor
+    assert docs['InitConfiguration']['apiVersion'] == EXPECTED_KUBEADM_API[minor]
+    assert docs['ClusterConfiguration']['apiVersion'] == EXPECTED_KUBEADM_API[minor]
+
+
+@pytest.mark.parametrize('minor', sorted(VERSIONS))
+def test_kubeadm_config_carries_version_and_networks(rendered, minor):
+    cluster = _kubeadm_docs(rendered, _host_name(minor))['ClusterConfiguration']
+    version = VERSIONS[minor] or SHARED_DEFAULTS['ipu_k8s_kubernetes_version']
+    assert cluster['kubernetesVersion'] == f'v{version}'
+    assert cluster['networking']['podSubnet'] == SHARED_DEFAULTS['ipu_k8s_pod_subnet']
+    assert cluster['networking']['serviceSubnet'] == SHARED_DEFAULTS['ipu_k8s_service_subnet']
+    assert 'controlPlaneEndpoint' not in cluster
+    assert 'imageRepository' not in cluster
+
+
+@pytest.mark.parametrize('minor', sorted(VERSIONS))
+def test_kubelet_uses_the_systemd_cgroup_driver(rendered, minor):
+    kubelet = _kubeadm_docs(rendered, _host_name(minor))['KubeletConfiguration']
+    assert kubelet == {
+        'apiVersion': 'kubelet.config.k8s.io/v1beta1',
+        'kind': 'KubeletConfiguration',
+        'cgroupDriver': 'systemd',
+    }
+
+
+@pytest.mark.parametrize('minor', sorted(VERSIONS))
+def test_kubeadm_config_uses_only_fields_of_its_api_version(rendered, minor):
+    docs = _kubeadm_docs(rendered, _host_name(minor))
+    assert set(docs) == {'InitConfiguration', 'ClusterConfiguration', 'KubeletConfiguration'}
+    api = docs['InitConfiguration']['apiVersion']
+    for kind, allowed in KUBEADM_FIELDS[api].items():
+        assert set(docs[kind]) <= allowed, f'{kind} {api}: unknown {set(docs[kind]) - allowed}'
+    assert set(docs['InitConfiguration']['nodeRegistration']) <= NODE_REGISTRATION_FIELDS
+    assert set(docs['InitConfiguration']['localAPIEndpoint']) <= LOCAL_API_ENDPOINT_FIELDS
+    assert set(docs['ClusterConfiguration']['networking']) <= NETWORKING_FIELDS
+
+
+def test_kubeadm_advertises_the_address_of_the_cluster_interface(rendered):
+    init = _kubeadm_docs(rendered, _host_name('1.31'))['InitConfiguration']
+    # ipu_k8s_cluster_interface is "lo" in the test inventory: the address comes from
+    # that interface's facts, gathered for real on this machine.
+    assert init['localAPIEndpoint'] == {'advertiseAddress': '127.0.0.1', 'bindPort': 6443}
+    assert init['nodeRegistration']['criSocket'] == 'unix:///var/run/containerd/containerd.sock'
+    assert init['nodeRegistration']['name'] == platform.node().lower()
+
+
+def test_kubeadm_config_carries_site_settings(rendered):
+    docs = _kubeadm_docs(rendered, 'custom')
+    cluster, init = docs['ClusterConfiguration'], docs['InitConfiguration']
+    assert cluster['networking']['podSubnet'] == '172.20.0.0/16'
+    assert cluster['networking']['serviceSubnet'] == '172.21.0.0/20'
+    assert cluster['controlPlaneEndpoint'] == 'k8s-api.example.internal:6443'
+    assert cluster['imageRepository'] == 'mirror.example.internal/k8s'
+    assert cluster['kubernetesVersion'] == 'v1.30.8'
+    assert init['localAPIEndpoint']['bindPort'] == 8443
+
+
+# --- Calico ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize('host', [_host_name(m) for m in sorted(VERSIONS)] + ['custom', 'nodeip', 'vlan'])
+def test_calico_installation_validates_against_the_crd(rendered, installation_validator, host):
+    installation = _calico_docs(rendered, host)['Installation']
+    errors = sorted(installation_validator.iter_errors(installation), key=lambda e: list(e.path))
+    assert not errors, '\n'.join(f'{list(e.path)}: {e.message}' for e in errors)
+    assert installation['apiVersion'] == 'operator.tigera.io/v1'
+    assert installation['metadata'] == {'name': 'default'}
+
+
+@pytest.mark.parametrize('minor', sorted(VERSIONS))
+def test_calico_pool_is_the_pod_subnet(rendered, minor):
+    network = _calico_docs(rendered, _host_name(minor))['Installation']['spec']['calicoNetwork']
+    assert network['ipPools'] == [{
+        'cidr': SHARED_DEFAULTS['ipu_k8s_pod_subnet'],
+        'blockSize': 26,
+        'encapsulation': 'VXLANCrossSubnet',
+        'natOutgoing': 'Enabled',
+        'nodeSelector': 'all()',
+    }]
+    assert 'mtu' not in network
+
+
+def test_calico_carries_site_settings(rendered):
+    docs = _calico_docs(rendered, 'custom')
+    spec = docs['Installation']['spec']
+    assert spec['registry'] == 'mirror.example.internal/'
+    assert spec['calicoNetwork']['mtu'] == 8950
+    pool = spec['calicoNetwork']['ipPools'][0]
+    assert pool['cidr'] == '172.20.0.0/16'
+    assert pool['encapsulation'] == 'IPIP'
+    assert pool['natOutgoing'] == 'Disabled'
+    assert 'APIServer' not in docs
+
+
+@pytest.mark.parametrize('minor', sorted(VERSIONS))
+def test_calico_api_server_is_rendered_by_default(rendered, minor):
+    api_server = _calico_docs(rendered, _host_name(minor))['APIServer']
+    assert api_server == {'apiVersion': 'operator.tigera.io/v1', 'kind': 'APIServer',
+                          'metadata': {'name': 'default'}, 'spec': {}}
+
+
+def test_calico_detects_the_node_address_on_the_named_interface_only(rendered):
+    detection = _calico_docs(rendered, _host_name('1.31'))['Installation']['spec']['calicoNetwork'][
+        'nodeAddressAutodetectionV4']
+    assert detection == {'interface': '^lo$'}
+    pattern = re.compile(detection['interface'])
+    assert pattern.search('lo')
+    for other in ('lo0', 'eth0', 'enp65s0f1np1', 'xlo'):
+        assert not pattern.search(other), other
+
+
+def test_calico_escapes_interface_names(rendered):
+    detection = _calico_docs(rendered, 'vlan')['Installation']['spec']['calicoNetwork']['nodeAddressAutodetectionV4']
+    pattern = re.compile(detection['interface'])
+    assert pattern.search('bond0.100')
+    assert not pattern.search('bond0x100')
+    assert not pattern.search('bond0.1000')
+
+
+def test_calico_follows_the_node_internal_ip_without_a_cluster_interface(rendered):
+    detection = _calico_docs(rendered, 'nodeip')['Installation']['spec']['calicoNetwork']['nodeAddressAutodetectionV4']
+    # One method only, and not firstFound/canReach, which can land on the RDMA NIC.
+    assert detection == {'kubernetes': 'NodeInternalIP'}
+
+
+@pytest.mark.parametrize('minor', sorted(VERSIONS))
+def test_calico_release_and_manifests_follow_the_kubernetes_minor(rendered, minor):
+    derived = rendered[_host_name(minor)]['derived']
+    version = EXPECTED_CALICO[minor]
+    assert derived['calico_version'] == version
+    assert derived['calico_manifests_url'] == f'https://raw.githubusercontent.com/projectcalico/calico/{version}/manifests'
+    expected = ['tigera-operator.yaml']
+    if version >= 'v3.30':
+        expected = ['operator-crds.yaml'] + expected
+    assert derived['calico_manifests'] == expected
+    assert derived['calico_resources_path'].endswith(f'/calico/{version}/custom-resources.yaml')
+
+
+# --- Kubernetes packages -----------------------------------------------------------------
+
+def _deb822(text):
+    fields = {}
+    for line in text.splitlines():
+        if not line.strip() or line.startswith('#'):
+            continue
+        key, _, value = line.partition(':')
+        assert key and value.startswith(' '), f'not a deb822 field: {line!r}'
+        fields[key] = value.strip()
+    return fields
+
+
+@pytest.mark.parametrize('minor', sorted(VERSIONS))
+def test_apt_sources_point_at_the_minor_repository_with_signed_by(rendered, minor):
+    host = _host_name(minor)
+    fields = _deb822(rendered[host]['sources'])
+    assert fields == {
+        'Types': 'deb',
+        'URIs': f'https://pkgs.k8s.io/core:/stable:/v{minor}/deb/',
+        'Suites': '/',
+        'Signed-By': '/etc/apt/keyrings/kubernetes-apt-keyring.gpg',
+    }
+    derived = rendered[host]['derived']
+    assert derived['kubernetes_packages_key_url'] == f'https://pkgs.k8s.io/core:/stable:/v{minor}/deb/Release.key'
+
+
+@pytest.mark.parametrize('minor', sorted(VERSIONS))
+def test_package_version_is_the_kubernetes_version_with_revision(rendered, minor):
+    version = VERSIONS[minor] or SHARED_DEFAULTS['ipu_k8s_kubernetes_version']
+    assert rendered[_host_name(minor)]['derived']['kubernetes_packages_version'] == f'{version}-1.1'
+    assert rendered['custom']['derived']['kubernetes_packages_version'] == '1.30.8-2.1'
+
+
+def test_roles_never_use_the_legacy_repository_or_apt_key():
+    for role in ('kubernetes_packages', 'kubeadm', 'calico'):
+        for path in (ROOT / 'roles' / role).rglob('*'):
+            if path.is_file() and path.parent.name in ('tasks', 'templates', 'vars', 'defaults', 'handlers'):
+                # Comments may say why the legacy repository is not used; code may not use it.
+                text = '\n'.join(line for line in path.read_text().splitlines() if not line.lstrip().startswith('#'))
+                assert 'apt.kubernetes.io' not in text, path
+                assert 'packages.cloud.google.com' not in text, path
+                assert not re.search(r'\bapt[-_]key\b', text), path
+
+
+# --- Playbooks -------------------------------------------------------------------------
+
+def _playbook(*args):
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'), ANSIBLE_NOCOLOR='1')
+    return subprocess.run([ANSIBLE_PLAYBOOK, *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+def test_cluster_and_nodes_playbooks_pass_syntax_check():
+    proc = _playbook('--syntax-check', 'playbooks/nodes.yml', 'playbooks/cluster.yml')
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_cluster_playbook_inits_first_then_joins_control_planes_then_workers(tmp_path):
+    inventory = tmp_path / 'hosts.yml'
+    inventory.write_text(yaml.safe_dump({'all': {'children': {
+        'k8s_cluster': {'children': {
+            'control_plane': {'hosts': {'cp1': None, 'cp2': None, 'cp3': None}},
+            'workers': {'hosts': {'w1': None, 'w2': None}},
+        }},
+        'ipu_nodes': {'hosts': {'w1': None, 'w2': None}},
+    }}}))
+    proc = _playbook('-i', str(inventory), '--list-hosts', '--list-tags', 'playbooks/cluster.yml')
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    plays = []
+    for block in proc.stdout.split('play #')[1:]:
+        pattern = re.match(r'\d+ \(([^)]*)\)', block).group(1)
+        play_tags = re.search(r'\sTAGS: \[([^\]]*)\]', block).group(1).split(', ')
+        hosts = re.search(r'hosts \(\d+\):\n((?:[ ]{6}[^ \n]+\n)+)', block).group(1).split()
+        task_tags = re.search(r'TASK TAGS: \[([^\]]*)\]', block).group(1).split(', ')
+        plays.append((pattern, sorted(hosts), play_tags, task_tags))
+    assert [p[:2] for p in plays] == [
+        ('control_plane[0]', ['cp1']),
+        ('control_plane[1:]', ['cp2', 'cp3']),
+        ('k8s_cluster:!control_plane', ['w1', 'w2']),
+    ]
+    assert all(p[2] == ['cluster'] for p in plays)
+    assert {'kubeadm', 'calico'} <= set(plays[0][3])
+    assert 'kubeadm' in plays[1][3] and 'calico' not in plays[1][3]
+    assert 'kubeadm' in plays[2][3] and 'calico' not in plays[2][3]
+
+
+def test_nodes_playbook_tags_each_role(tmp_path):
+    proc = _playbook('--list-tags', 'playbooks/nodes.yml')
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    tags = re.search(r'TASK TAGS: \[([^\]]*)\]', proc.stdout).group(1)
+    for tag in ('nodes', 'node_prep', 'containerd', 'kubernetes_packages'):
+        assert tag in tags
