@@ -129,8 +129,11 @@ from ansible.module_utils.ipu_k8s_rdma import (
     VIPU_ENV_HOST,
 )
 
-# Exit status of coreutils timeout(1) when the command ran out of time.
-_TIMEOUT_RC = 124
+# Exit status of coreutils timeout(1) when the command ran out of time: 124 after
+# SIGTERM, 137 when it had to follow up with SIGKILL (-k).
+_TIMEOUT_RCS = (124, 137)
+# Seconds timeout(1) waits after SIGTERM before it sends SIGKILL.
+_KILL_AFTER = 5
 
 
 def _from_cli(module, cli_path):
@@ -138,9 +141,9 @@ def _from_cli(module, cli_path):
     command = [cli_path, '--server-version', '--showjson']
     timeout_bin = module.get_bin_path('timeout')
     if timeout_bin:
-        command = [timeout_bin, str(module.params['timeout'])] + command
+        command = [timeout_bin, '-k', str(_KILL_AFTER), str(module.params['timeout'])] + command
     rc, out, err = module.run_command(command, environ_update={'LC_ALL': 'C'})
-    if rc == _TIMEOUT_RC and timeout_bin:
+    if timeout_bin and rc in _TIMEOUT_RCS:
         raise IpuK8sError('%s --server-version did not answer within %d s: is the V-IPU controller up and reachable '
                           'from this node? Pass the address explicitly to skip the CLI'
                           % (cli_path, module.params['timeout']))

@@ -42,7 +42,7 @@ class FakeCommands:
         self.calls.append(list(args))
         words = list(args[1:])
         if args[0] == self.binaries.get('timeout'):
-            words = list(args[3:])
+            words = list(args[5:])  # timeout -k SECONDS SECONDS <command> ...
         key = tuple(words)
         if key not in self.answers:
             raise AssertionError('unexpected command %r' % (args,))

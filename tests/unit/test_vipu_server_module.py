@@ -79,7 +79,7 @@ def test_cli_answer_gives_host_port_and_version(run_module):
 def test_cli_runs_as_an_argument_list_under_a_timeout(run_module):
     commands = vipu_cli('{"version": "1.18.0", "host": "10.5.212.116:8090"}')
     run_module('vipu_server', {'timeout': 12}, commands)
-    assert commands.calls == [['/usr/bin/timeout', '12', '/opt/poplar/bin/vipu', '--server-version', '--showjson']]
+    assert commands.calls == [['/usr/bin/timeout', '-k', '5', '12', '/opt/poplar/bin/vipu', '--server-version', '--showjson']]
 
 
 def test_cli_host_without_port_takes_the_port_option(run_module):

@@ -1,0 +1,187 @@
+"""Throwaway network namespaces and ansible-playbook runs inside them, for the
+integration tests (fixtures in conftest.py; helpers imported by the test modules).
+
+Every namespace is named ipuk8s-t-<pid>-<random>-<role>; its veth pairs live entirely in
+namespaces the tests made (nothing is added to the host's own network), and it is deleted
+in a finalizer whether the tests pass or not. At session start, namespaces with that
+prefix whose creating process is gone are swept away. Route lookups send no packet, and
+name lookups inside a namespace stay inside it (its own /etc/hosts and a resolv.conf that
+points at the namespace's loopback), so no traffic leaves the namespaces.
+"""
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+PLAYBOOKS = Path(__file__).resolve().parent / 'playbooks'
+FAKE_VIPU_BIN = ROOT / 'tests' / 'fixtures' / 'bin'
+PREFIX = 'ipuk8s-t-'
+NETNS_ETC = Path('/etc/netns')
+# The python that runs pytest is the project's venv python; modules run with it too.
+PYTHON = sys.executable
+ANSIBLE_PLAYBOOK = str(Path(PYTHON).parent / 'ansible-playbook')
+SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+
+
+def ip_binary():
+    return shutil.which('ip', path=SYSTEM_PATH)
+
+
+def _run(argv, **kwargs):
+    kwargs.setdefault('check', True)
+    kwargs.setdefault('capture_output', True)
+    kwargs.setdefault('text', True)
+    kwargs.setdefault('timeout', 60)
+    try:
+        return subprocess.run([str(a) for a in argv], **kwargs)
+    except subprocess.CalledProcessError as e:
+        raise AssertionError('%s failed (rc=%d): %s%s' % (' '.join(map(str, argv)), e.returncode, e.stdout, e.stderr))
+
+
+class Netns:
+    """One named network namespace made by a test."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def ip(self, *commands):
+        """Run `ip` commands (one per argument, batch syntax) inside the namespace."""
+        _run([ip_binary(), '-n', self.name, '-batch', '-'], input='\n'.join(commands) + '\n')
+
+    def run(self, argv, **kwargs):
+        """Run a command inside the namespace (`ip netns exec`)."""
+        return _run([ip_binary(), 'netns', 'exec', self.name] + list(argv), **kwargs)
+
+    def etc_file(self, filename, text):
+        """A file `ip netns exec` bind-mounts over /etc/<filename> inside this namespace."""
+        directory = NETNS_ETC / self.name
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / filename).write_text(text)
+
+    def isolate_name_lookups(self, hosts):
+        """Names resolve from hosts ({name: ip}) only: DNS goes to this namespace's loopback."""
+        lines = ['127.0.0.1 localhost'] + ['%s %s' % (ip, name) for name, ip in sorted(hosts.items())]
+        self.etc_file('hosts', '\n'.join(lines) + '\n')
+        self.etc_file('resolv.conf', 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n')
+
+    def delete(self):
+        subprocess.run([ip_binary(), 'netns', 'delete', self.name], capture_output=True, check=False)
+        shutil.rmtree(NETNS_ETC / self.name, ignore_errors=True)
+
+
+def create_netns(role):
+    """A new, empty namespace named after this process and role (the caller deletes it)."""
+    namespace = Netns('%s%d-%s-%s' % (PREFIX, os.getpid(), secrets.token_hex(2), role))
+    _run([ip_binary(), 'netns', 'add', namespace.name])
+    return namespace
+
+
+def _process_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_stale_namespaces():
+    """Delete ipuk8s-t-* namespaces (and their /etc/netns files) left by dead test runs."""
+    listing = subprocess.run([ip_binary(), 'netns', 'list'], capture_output=True, text=True, check=False).stdout
+    names = [line.split()[0] for line in listing.splitlines() if line.startswith(PREFIX)]
+    if NETNS_ETC.is_dir():
+        names += [p.name for p in NETNS_ETC.iterdir() if p.name.startswith(PREFIX) and p.name not in names]
+    for name in names:
+        owner = name[len(PREFIX):].split('-')[0]
+        if owner.isdigit() and _process_alive(int(owner)):
+            continue  # another test run, still going
+        Netns(name).delete()
+
+
+def veth(name, peer, peer_netns, mtu, *addresses, peer_addresses=()):
+    """Batch commands (for the namespace holding `name`) creating a veth pair, both ends up.
+
+    addresses go on `name`, peer_addresses on `peer`, which lives in peer_netns.
+    """
+    commands = ['link add %s mtu %d type veth peer name %s netns %s mtu %d' % (name, mtu, peer, peer_netns.name, mtu)]
+    commands += ['addr add %s dev %s' % (a, name) for a in addresses]
+    commands += ['link set %s up' % name]
+    return commands, ['addr add %s dev %s' % (a, peer) for a in peer_addresses] + ['link set %s up' % peer]
+
+
+class PlaybookRun:
+    """The outcome of one ansible-playbook run, read from the ansible.posix.json callback."""
+
+    def __init__(self, data, stdout, stderr):
+        self.data = data
+        self.stdout = stdout
+        self.stderr = stderr
+
+    def result(self, task, host):
+        """The result of task (its name) on host; fails the test when it did not run there."""
+        for play in self.data['plays']:
+            for entry in play['tasks']:
+                if entry['task']['name'] == task and host in entry['hosts']:
+                    found = entry['hosts'][host]
+                    if not found.get('skipped'):
+                        return found
+        raise AssertionError('task %r did not run on %s. stderr:\n%s' % (task, host, self.stderr[-3000:]))
+
+    @property
+    def stats(self):
+        return self.data['stats']
+
+
+def run_playbook(netns, playbook, inventory, workdir, env=None):
+    """ansible-playbook PLAYBOOK inside netns, with a generated YAML inventory -> PlaybookRun.
+
+    Connection local, the venv's python on the hosts; the environment is built from
+    scratch so nothing from the caller's shell (IPUOF_VIPU_API_*, PATH) leaks in.
+    """
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    inventory_file = workdir / 'inventory.yml'
+    inventory_file.write_text(yaml.safe_dump(inventory, sort_keys=False))
+    run_env = {
+        'PATH': '%s:%s' % (Path(PYTHON).parent, SYSTEM_PATH),
+        'HOME': str(workdir),
+        'LANG': 'C.UTF-8',
+        'ANSIBLE_CONFIG': str(ROOT / 'ansible.cfg'),
+        'ANSIBLE_LIBRARY': str(ROOT / 'library'),
+        'ANSIBLE_MODULE_UTILS': str(ROOT / 'module_utils'),
+        'ANSIBLE_STDOUT_CALLBACK': 'ansible.posix.json',
+        'ANSIBLE_LOCAL_TEMP': str(workdir / 'ansible-local'),
+        'ANSIBLE_REMOTE_TEMP': str(workdir / 'ansible-remote'),
+        'ANSIBLE_NOCOLOR': '1',
+    }
+    run_env.update(env or {})
+    proc = subprocess.run([ip_binary(), 'netns', 'exec', netns.name, ANSIBLE_PLAYBOOK, '-i', str(inventory_file),
+                           str(PLAYBOOKS / playbook)],
+                          cwd=str(ROOT), env=run_env, capture_output=True, text=True, timeout=300, check=False)
+    try:
+        data = json.loads(proc.stdout[proc.stdout.index('{'):])
+    except ValueError:
+        raise AssertionError('ansible-playbook printed no JSON (rc=%d)\nstdout:\n%s\nstderr:\n%s'
+                             % (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
+    run = PlaybookRun(data, proc.stdout, proc.stderr)
+    unreachable = [h for h, s in run.stats.items() if s.get('unreachable')]
+    assert not unreachable, 'hosts unreachable: %s\n%s' % (unreachable, proc.stderr[-3000:])
+    return run
+
+
+def local_host(**hostvars):
+    """Inventory variables of a host that runs on the controller with the venv's python."""
+    hostvars.update(ansible_connection='local', ansible_python_interpreter=PYTHON)
+    return hostvars
+
+
+# Names the node resolves (its /etc/hosts), as a site would have them.
+LAB_HOSTS = {'vipu-ctrl.pod.test': '10.247.208.5', 'vipu-pod2.test': '10.5.212.116'}

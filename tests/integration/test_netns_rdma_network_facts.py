@@ -1,0 +1,189 @@
+"""rdma_network_facts through ansible-playbook inside a real network namespace: real route
+lookups on veth pairs with /22, /23, /24, /25 and /26 subnets, MTU 9000 and 1500, a
+default route through a gateway, and every refusal."""
+
+import pytest
+
+from netns_lab import local_host, run_playbook
+
+NODE_CASES = {
+    # name: (module options, check mode)
+    'subnet_23': ({'address': '10.247.208.5:8090'}, False),
+    'subnet_23_upper_half': ({'address': '10.247.209.200'}, False),
+    'subnet_22': ({'address': '10.5.212.116'}, False),
+    'subnet_24_mtu_1500': ({'address': '10.193.242.7'}, False),
+    'host_name': ({'address': 'vipu-ctrl.pod.test:8090'}, False),
+    'second_address_on_interface': ({'address': '10.31.7.9'}, False),
+    'subnet_25_exclude_26': ({'address': '10.60.0.5', 'exclude_prefix': 26}, False),
+    'explicit_excludes': ({'address': '10.247.208.5', 'exclude': ['10.247.209.0/28', '10.247.208.0/26']}, False),
+    'pinned_interface_agrees': ({'address': '10.247.208.5', 'interface': 'rdma0'}, False),
+    'check_mode': ({'address': '10.5.212.116'}, True),
+    'refuse_gateway': ({'address': '10.99.0.5'}, False),
+    'refuse_own_address': ({'address': '10.247.208.21'}, False),
+    'refuse_subnet_25': ({'address': '10.60.0.5'}, False),
+    'refuse_subnet_26': ({'address': '10.61.0.5'}, False),
+    'refuse_pinned_interface': ({'address': '10.247.208.5', 'interface': 'rdma2'}, False),
+    'refuse_exclude_outside': ({'address': '10.247.208.5', 'exclude': ['10.9.0.0/25']}, False),
+    'refuse_malformed': ({'address': '10.247.208.300'}, False),
+    'refuse_bad_port': ({'address': '10.247.208.5:0'}, False),
+    'refuse_unresolvable': ({'address': 'no-such-vipu.test'}, False),
+    'refuse_blackhole': ({'address': '10.66.0.1'}, False),
+    'refuse_broadcast': ({'address': '10.5.215.255'}, False),
+}
+
+
+def _inventory(cases):
+    hosts = {}
+    for name, (args, check) in cases.items():
+        hosts[name] = local_host(case={'module': 'rdma_network_facts', 'args': args, 'check': check})
+    return {'all': {'hosts': hosts}}
+
+
+@pytest.fixture(scope='module')
+def node_run(lab, tmp_path_factory):
+    return run_playbook(lab, 'module_cases.yml', _inventory(NODE_CASES), tmp_path_factory.mktemp('facts-node'))
+
+
+@pytest.fixture(scope='module')
+def isolated_run(isolated_node, tmp_path_factory):
+    cases = {'refuse_no_route': ({'address': '10.99.0.5'}, False),
+             'isolated_subnet_23': ({'address': '10.247.208.5'}, False)}
+    return run_playbook(isolated_node, 'module_cases.yml', _inventory(cases), tmp_path_factory.mktemp('facts-iso'))
+
+
+def network(run, case):
+    result = run.result('Run rdma_network_facts', case)
+    assert not result.get('failed'), result.get('msg')
+    return result['rdma_network']
+
+
+def refusal(run, case):
+    result = run.result('Run rdma_network_facts', case)
+    assert result.get('failed'), 'expected a refusal, got %r' % result.get('rdma_network')
+    return result['msg']
+
+
+def test_23_subnet_is_found_with_its_real_prefix(node_run):
+    assert network(node_run, 'subnet_23') == {
+        'interface': 'rdma0', 'cidr': '10.247.208.0/23', 'prefix': 23, 'node_address': '10.247.208.21',
+        'mtu': 9000, 'excludes': ['10.247.208.0/25'], 'vipu_address': '10.247.208.5'}
+
+
+def test_result_is_left_as_a_host_fact(node_run):
+    recorded = node_run.result('Record the facts the module left on the host', 'subnet_23')
+    assert recorded['ansible_facts']['recorded_facts']['rdma_network'] == network(node_run, 'subnet_23')
+
+
+def test_23_subnet_is_not_mistaken_for_a_24_from_its_upper_half(node_run):
+    # ipcalc -b 10.247.209.200 says 10.247.209.0/24; the interface says /23.
+    found = network(node_run, 'subnet_23_upper_half')
+    assert (found['cidr'], found['excludes']) == ('10.247.208.0/23', ['10.247.208.0/25'])
+
+
+def test_vipu_outside_the_exclude_is_warned_about(node_run):
+    warnings = node_run.result('Run rdma_network_facts', 'subnet_23_upper_half').get('warnings', [])
+    assert any('10.247.209.200 is outside the excluded range' in str(w) for w in warnings), warnings
+
+
+def test_22_subnet_is_found_with_its_real_prefix(node_run):
+    found = network(node_run, 'subnet_22')
+    assert (found['interface'], found['cidr'], found['prefix'], found['mtu'], found['excludes']) == \
+        ('rdma1', '10.5.212.0/22', 22, 9000, ['10.5.212.0/25'])
+
+
+def test_24_subnet_and_its_mtu_1500(node_run):
+    found = network(node_run, 'subnet_24_mtu_1500')
+    assert (found['interface'], found['cidr'], found['mtu'], found['excludes']) == \
+        ('rdma2', '10.193.242.0/24', 1500, ['10.193.242.0/25'])
+
+
+def test_host_name_resolves_on_the_node(node_run):
+    found = network(node_run, 'host_name')
+    assert (found['vipu_address'], found['interface'], found['cidr']) == ('10.247.208.5', 'rdma0', '10.247.208.0/23')
+
+
+def test_second_address_on_the_interface_gives_its_own_subnet(node_run):
+    found = network(node_run, 'second_address_on_interface')
+    assert (found['interface'], found['cidr'], found['node_address']) == ('rdma0', '10.31.7.0/24', '10.31.7.21')
+
+
+def test_25_subnet_with_exclude_prefix_26(node_run):
+    found = network(node_run, 'subnet_25_exclude_26')
+    assert (found['interface'], found['cidr'], found['excludes']) == ('rdma3', '10.60.0.0/25', ['10.60.0.0/26'])
+
+
+def test_explicit_excludes_are_returned_sorted(node_run):
+    assert network(node_run, 'explicit_excludes')['excludes'] == ['10.247.208.0/26', '10.247.209.0/28']
+
+
+def test_pinned_interface_that_the_kernel_uses_is_accepted(node_run):
+    assert network(node_run, 'pinned_interface_agrees')['interface'] == 'rdma0'
+
+
+def test_check_mode_derives_the_same_network(node_run):
+    result = node_run.result('Run rdma_network_facts', 'check_mode')
+    assert result['changed'] is False and result['rdma_network']['cidr'] == '10.5.212.0/22'
+
+
+def test_gateway_routed_address_is_refused(node_run):
+    message = refusal(node_run, 'refuse_gateway')
+    assert 'the V-IPU address 10.99.0.5 is reached through gateway 10.200.0.1 on mgmt0' in message
+    assert 'directly connected subnet' in message
+
+
+def test_nodes_own_address_is_refused(node_run):
+    message = refusal(node_run, 'refuse_own_address')
+    assert '10.247.208.21 cannot be used on this node: it is an address of this node itself' in message
+
+
+def test_25_subnet_is_refused_with_the_default_exclude(node_run):
+    message = refusal(node_run, 'refuse_subnet_25')
+    assert 'the RDMA subnet 10.60.0.0/25 is not larger than the /25' in message
+    assert 'ipu_k8s_rdma_exclude_prefix' in message
+
+
+def test_26_subnet_is_refused(node_run):
+    assert 'the RDMA subnet 10.61.0.0/26 is not larger than the /25' in refusal(node_run, 'refuse_subnet_26')
+
+
+def test_pinned_interface_that_the_kernel_does_not_use_is_refused(node_run):
+    message = refusal(node_run, 'refuse_pinned_interface')
+    assert 'the V-IPU address 10.247.208.5 is routed through rdma0, but the RDMA interface is pinned to rdma2' in message
+
+
+def test_exclude_outside_the_subnet_is_refused(node_run):
+    message = refusal(node_run, 'refuse_exclude_outside')
+    assert 'exclude 10.9.0.0/25 is not inside the RDMA subnet 10.247.208.0/23' in message
+
+
+def test_malformed_address_is_refused(node_run):
+    assert "address '10.247.208.300' is malformed" in refusal(node_run, 'refuse_malformed')
+
+
+def test_address_with_port_zero_is_refused(node_run):
+    assert "address '10.247.208.5:0' is malformed" in refusal(node_run, 'refuse_bad_port')
+
+
+def test_unresolvable_name_is_refused(node_run):
+    assert "cannot resolve 'no-such-vipu.test' to an IPv4 address" in refusal(node_run, 'refuse_unresolvable')
+
+
+def test_blackholed_address_is_refused_as_unroutable(node_run):
+    message = refusal(node_run, 'refuse_blackhole')
+    assert 'the kernel has no route to the V-IPU address 10.66.0.1' in message
+
+
+def test_subnet_broadcast_address_is_refused(node_run):
+    assert 'it is a broadcast address' in refusal(node_run, 'refuse_broadcast')
+
+
+def test_address_with_no_route_is_refused(isolated_run):
+    message = refusal(isolated_run, 'refuse_no_route')
+    assert 'the kernel has no route to the V-IPU address 10.99.0.5 (RTNETLINK answers: Network is unreachable)' \
+        in message
+
+
+def test_node_without_default_route_still_derives_its_rdma_subnet(isolated_run):
+    found = network(isolated_run, 'isolated_subnet_23')
+    assert (found['interface'], found['cidr'], found['node_address'], found['mtu']) == \
+        ('rdma0', '10.247.208.0/23', '10.247.208.22', 9000)
