@@ -96,6 +96,12 @@ def test_unsupported_kubernetes_minor_is_refused_with_a_way_out(kubernetes_versi
     assert '1.17-1.24, 1.25-1.25, 1.29-1.32' in message
 
 
+def test_each_repository_url_has_its_own_name():
+    """Helm refuses to re-point a registered name at another URL."""
+    pairs = set((row['repo_name'], row['repo_url']) for row in chart_table())
+    assert len(set(name for name, _ in pairs)) == len(set(url for _, url in pairs)) == len(pairs)
+
+
 def test_chart_version_override_wins_over_the_kubernetes_minor():
     assert chosen_chart('1.31.4', '1.4.0')['chart_version'] == '1.4.0'
 
