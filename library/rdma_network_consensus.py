@@ -98,10 +98,13 @@ def main():
         ),
         supports_check_mode=True,
     )
+    error = None
     try:
         network, warnings = agree_rdma_networks(module.params['networks'])
     except IpuK8sError as e:
-        module.fail_json(msg=str(e))
+        error = str(e)
+    if error is not None:
+        module.fail_json(msg=error)
     for warning in warnings:
         module.warn(warning)
     module.exit_json(changed=False, rdma_network=network)

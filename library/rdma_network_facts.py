@@ -177,10 +177,13 @@ def main():
         supports_check_mode=True,
     )
     ip_bin = module.get_bin_path('ip', required=True)
+    error = None
     try:
         network, warnings = rdma_network(module, ip_bin)
     except IpuK8sError as e:
-        module.fail_json(msg=str(e))
+        error = str(e)
+    if error is not None:
+        module.fail_json(msg=error)
     for warning in warnings:
         module.warn(warning)
     module.exit_json(changed=False, rdma_network=network, ansible_facts={'rdma_network': network})

@@ -134,6 +134,8 @@ from ansible.module_utils.ipu_k8s_rdma import (
 _TIMEOUT_RCS = (124, 137)
 # Seconds timeout(1) waits after SIGTERM before it sends SIGKILL.
 _KILL_AFTER = 5
+# Where an address came from, for error messages.
+_SOURCES = {'param': 'the address option', 'cli': 'the V-IPU CLI', 'env': VIPU_ENV_HOST}
 
 
 def _from_cli(module, cli_path):
@@ -194,14 +196,20 @@ def main():
         ),
         supports_check_mode=True,
     )
+    error = None
     try:
         default_port = parse_port(module.params['port'], 'port')
         if module.params['timeout'] < 1:
             raise IpuK8sError('timeout must be at least 1 second, got %d' % module.params['timeout'])
         host, port, version, source = find_vipu_server(module)
-        host = resolve_ipv4(host)
+        try:
+            host = resolve_ipv4(host)
+        except IpuK8sError as e:
+            raise IpuK8sError('%s [the name came from %s]' % (e, _SOURCES[source]))
     except IpuK8sError as e:
-        module.fail_json(msg=str(e))
+        error = str(e)
+    if error is not None:
+        module.fail_json(msg=error)
     port = port if port is not None else default_port
     server = {
         'host': host,

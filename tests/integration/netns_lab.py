@@ -4,7 +4,7 @@ integration tests (fixtures in conftest.py; helpers imported by the test modules
 Every namespace is named ipuk8s-t-<pid>-<random>-<role>; its veth pairs live entirely in
 namespaces the tests made (nothing is added to the host's own network), and it is deleted
 in a finalizer whether the tests pass or not. At session start, namespaces with that
-prefix whose creating process is gone are swept away. Route lookups send no packet, and
+prefix whose creating process is gone are swept away (see sweep_stale_namespaces). Route lookups send no packet, and
 name lookups inside a namespace stay inside it (its own /etc/hosts and a resolv.conf that
 points at the namespace's loopback), so no traffic leaves the namespaces.
 """
@@ -15,6 +15,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import yaml
@@ -23,6 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PLAYBOOKS = Path(__file__).resolve().parent / 'playbooks'
 FAKE_VIPU_BIN = ROOT / 'tests' / 'fixtures' / 'bin'
 PREFIX = 'ipuk8s-t-'
+# A prefixed namespace whose name carries no process id is swept only after this long.
+STALE_AFTER_SECONDS = 1800
 NETNS_ETC = Path('/etc/netns')
 # The python that runs pytest is the project's venv python; modules run with it too.
 PYTHON = sys.executable
@@ -93,16 +96,33 @@ def _process_alive(pid):
     return True
 
 
+def _age_seconds(name):
+    for path in (Path('/run/netns') / name, NETNS_ETC / name):
+        try:
+            return time.time() - path.stat().st_mtime
+        except OSError:
+            continue
+    return 0.0
+
+
 def sweep_stale_namespaces():
-    """Delete ipuk8s-t-* namespaces (and their /etc/netns files) left by dead test runs."""
+    """Delete ipuk8s-t-* namespaces (and their /etc/netns files) left by dead test runs.
+
+    A name that starts with a process id (ipuk8s-t-<pid>-...) is stale once that process
+    is gone. Any other name with the prefix belongs to someone who did not say, so it
+    is only removed when it is older than STALE_AFTER_SECONDS.
+    """
     listing = subprocess.run([ip_binary(), 'netns', 'list'], capture_output=True, text=True, check=False).stdout
     names = [line.split()[0] for line in listing.splitlines() if line.startswith(PREFIX)]
     if NETNS_ETC.is_dir():
         names += [p.name for p in NETNS_ETC.iterdir() if p.name.startswith(PREFIX) and p.name not in names]
     for name in names:
         owner = name[len(PREFIX):].split('-')[0]
-        if owner.isdigit() and _process_alive(int(owner)):
-            continue  # another test run, still going
+        if owner.isdigit():
+            if _process_alive(int(owner)):
+                continue  # another test run, still going
+        elif _age_seconds(name) < STALE_AFTER_SECONDS:
+            continue
         Netns(name).delete()
 
 

@@ -3,7 +3,6 @@ library/ against it, and run their main() the way Ansible's own unit tests do (m
 args patched in, exit_json/fail_json raising). The kernel and the V-IPU CLI are the only
 things replaced (see FakeCommands); the code under test always runs for real."""
 
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -22,14 +21,7 @@ from ansible.module_utils.testing import patch_module_args  # noqa: E402
 sys.modules['ansible.module_utils.ipu_k8s_rdma'] = ipu_k8s_rdma
 ansible.module_utils.ipu_k8s_rdma = ipu_k8s_rdma
 
-from module_harness import FakeCommands, ModuleExit, ModuleFail  # noqa: E402,F401
-
-
-def _load_library_module(name):
-    spec = importlib.util.spec_from_file_location('ipu_k8s_library_%s' % name, ROOT / 'library' / ('%s.py' % name))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from module_harness import FakeCommands, ModuleExit, ModuleFail, load_library_module  # noqa: E402,F401
 
 
 @pytest.fixture
@@ -53,7 +45,7 @@ def run_module(monkeypatch):
                             lambda self, *a, **kw: commands.get_bin_path(self, *a, **kw))
         monkeypatch.setattr(basic.AnsibleModule, 'run_command',
                             lambda self, *a, **kw: commands.run_command(self, *a, **kw))
-        module = _load_library_module(name)
+        module = load_library_module(name)
         with patch_module_args(args):
             try:
                 module.main()

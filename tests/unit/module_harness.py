@@ -1,6 +1,11 @@
 """Stand-ins for what a unit test cannot have (the node's `ip` and the V-IPU CLI) and the
 exceptions that replace exit_json/fail_json; used through the fixtures in conftest.py."""
 
+import importlib.util
+from pathlib import Path
+
+LIBRARY = Path(__file__).resolve().parents[2] / 'library'
+
 
 class ModuleExit(Exception):
     """exit_json was called; .result holds what the module returned."""
@@ -47,3 +52,11 @@ class FakeCommands:
         if key not in self.answers:
             raise AssertionError('unexpected command %r' % (args,))
         return self.answers[key]
+
+
+def load_library_module(name):
+    """library/<name>.py as a fresh Python module (its imports resolve through conftest.py)."""
+    spec = importlib.util.spec_from_file_location('ipu_k8s_library_%s' % name, LIBRARY / ('%s.py' % name))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
