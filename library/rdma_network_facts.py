@@ -127,6 +127,7 @@ rdma_network:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.ipu_k8s_rdma import (
+    DEFAULT_EXCLUDE_PREFIX,
     IpuK8sError,
     derive_rdma_network,
     resolve_ipv4,
@@ -170,7 +171,7 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             address=dict(type='str', required=True),
-            exclude_prefix=dict(type='int', default=25),
+            exclude_prefix=dict(type='int', default=DEFAULT_EXCLUDE_PREFIX),
             exclude=dict(type='list', elements='str', default=[]),
             interface=dict(type='str'),
         ),

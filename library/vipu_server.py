@@ -119,6 +119,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.ipu_k8s_rdma import (
+    DEFAULT_VIPU_PORT,
     IpuK8sError,
     parse_port,
     parse_vipu_server_version,
@@ -189,7 +190,7 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             address=dict(type='str'),
-            port=dict(type='int', default=8090),
+            port=dict(type='int', default=DEFAULT_VIPU_PORT),
             cli=dict(type='str', default='vipu'),
             environment=dict(type='bool', default=True),
             timeout=dict(type='int', default=30),
