@@ -70,7 +70,7 @@ def _inventory(tmp_path: Path, host_vars: dict | None = None, ipu_nodes=("w1", "
 
 
 def _run(tmp_path: Path, entry_points: list[str], extra_vars: dict, host_vars: dict | None = None,
-         ipu_nodes=("w1", "w2")) -> subprocess.CompletedProcess:
+         ipu_nodes=("w1", "w2"), check_mode: bool = False) -> subprocess.CompletedProcess:
     """Run the role's entry points on cp1 after setting each node's vipu_server fact.
 
     host_vars may give a host `test_vipu_server`: it becomes that host's vipu_server fact.
@@ -138,7 +138,7 @@ def _run(tmp_path: Path, entry_points: list[str], extra_vars: dict, host_vars: d
     )
     return subprocess.run(
         [_ansible_playbook(), "-i", str(_inventory(tmp_path, host_vars, ipu_nodes)), str(playbook),
-         "-e", f"@{vars_file}"],
+         "-e", f"@{vars_file}"] + (["--check", "--diff"] if check_mode else []),
         cwd=REPO, env=env, capture_output=True, text=True, timeout=180, check=False,
     )
 
@@ -459,3 +459,162 @@ def test_smoke_ipujob_matches_the_ipujob_crd_schema(ipujob):
     assert group_version[1] in served, f"CRD does not serve {group_version[1]}: {sorted(served)}"
     schema = served[group_version[1]]["schema"]["openAPIV3Schema"]
     jsonschema.validate(ipujob, schema)
+
+
+# --- node labels through the Kubernetes API ----------------------------------------------
+#
+# A live cluster cannot exist here, so the labels entry point runs against a minimal
+# stand-in for the Kubernetes API on 127.0.0.1: discovery, GET/list and PATCH of Nodes,
+# nothing else. The role's real tasks and the real kubernetes.core modules and Python
+# client send their real requests to it; the test reads what arrived.
+
+
+class _FakeNodeApi:
+    """Just enough of the core/v1 Node API for kubernetes.core.k8s_info and k8s (patched)."""
+
+    def __init__(self, node_names):
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.nodes = {
+            name: {"apiVersion": "v1", "kind": "Node",
+                   "metadata": {"name": name, "uid": f"uid-{name}", "resourceVersion": "1", "labels": {}}}
+            for name in node_names
+        }
+        self.patches = []  # (node, content-type, body) of each persisted PATCH
+        self.dry_run_patches = []  # the same for PATCH ?dryRun=All (check mode)
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep pytest output clean
+                pass
+
+            def _send(self, code, body):
+                data = json.dumps(body).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _not_found(self, name):
+                self._send(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                                 "reason": "NotFound", "code": 404, "message": f'nodes "{name}" not found'})
+
+            def do_GET(self):  # noqa: N802 (http.server naming)
+                path = self.path.split("?")[0].rstrip("/")
+                if path == "/version":
+                    return self._send(200, {"major": "1", "minor": "31", "gitVersion": "v1.31.4"})
+                if path == "/api":
+                    return self._send(200, {"kind": "APIVersions", "versions": ["v1"],
+                                            "serverAddressByClientCIDRs": []})
+                if path == "/apis":
+                    return self._send(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": []})
+                if path == "/api/v1":
+                    return self._send(200, {"kind": "APIResourceList", "groupVersion": "v1", "resources": [
+                        {"name": "nodes", "singularName": "node", "namespaced": False, "kind": "Node",
+                         "verbs": ["get", "list", "patch", "update", "watch"]}]})
+                if path == "/api/v1/nodes":
+                    return self._send(200, {"kind": "NodeList", "apiVersion": "v1",
+                                            "metadata": {"resourceVersion": "1"},
+                                            "items": list(api.nodes.values())})
+                if path.startswith("/api/v1/nodes/"):
+                    name = path.rsplit("/", 1)[1]
+                    if name in api.nodes:
+                        return self._send(200, api.nodes[name])
+                    return self._not_found(name)
+                return self._send(404, {"kind": "Status", "code": 404, "message": f"no {path} here"})
+
+            def do_PATCH(self):  # noqa: N802
+                path, _, query = self.path.partition("?")
+                name = path.rstrip("/").rsplit("/", 1)[1]
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                dry_run = "dryRun=All" in query
+                (api.dry_run_patches if dry_run else api.patches).append((name, self.headers["Content-Type"], body))
+                if name not in api.nodes:
+                    return self._not_found(name)
+                node = json.loads(json.dumps(api.nodes[name]))
+                node["metadata"]["labels"].update(body.get("metadata", {}).get("labels", {}))
+                if not dry_run:  # a server-side dry run persists nothing
+                    api.nodes[name] = node
+                return self._send(200, node)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def kubeconfig(self, path: Path) -> Path:
+        path.write_text(yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": "test",
+            "clusters": [{"name": "test", "cluster": {"server": self.url}}],
+            "users": [{"name": "test", "user": {"token": "test"}}],
+            "contexts": [{"name": "test", "context": {"cluster": "test", "user": "test"}}],
+        }))
+        return path
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture(name="node_api")
+def fixture_node_api():
+    api = _FakeNodeApi(["cp1", "w1", "poplar-03"])
+    yield api
+    api.close()
+
+
+def _changed_role_tasks(result: subprocess.CompletedProcess) -> list[str]:
+    """Names of the role's tasks (not the test playbook's) that reported a change."""
+    report = json.loads(result.stdout)
+    return [task["task"]["name"] for play in report["plays"] for task in play["tasks"]
+            if task["task"]["name"].startswith("ipu_operator : ")
+            and any(r.get("changed") for r in task["hosts"].values())]
+
+
+def test_labels_patch_only_the_ipu_nodes_and_a_rerun_changes_nothing(tmp_path, node_api):
+    extra = {
+        "ipu_k8s_kubeconfig": str(node_api.kubeconfig(tmp_path / "kubeconfig")),
+        "ipu_k8s_vipu_controllers": [
+            {"name": "pod001", "host": "10.5.212.116", "label": "vipu-ctrl=pod001"},
+            {"name": "pod002", "host": "10.5.213.10", "label": "vipu-ctrl=pod002"},
+        ],
+    }
+    host_vars = {"w2": {"ipu_k8s_vipu_controller": "pod002", "ipu_k8s_node_name": "poplar-03"}}
+    first = _run(tmp_path, ["labels"], extra, host_vars=host_vars)
+    _ok(first)
+    assert {name for name, _, _ in node_api.patches} == {"w1", "poplar-03"}
+    assert node_api.nodes["w1"]["metadata"]["labels"] == {"vipu-ctrl": "pod001"}
+    assert node_api.nodes["poplar-03"]["metadata"]["labels"] == {"vipu-ctrl": "pod002"}
+    assert node_api.nodes["cp1"]["metadata"]["labels"] == {}, "the control-plane node was labelled"
+    assert all(ctype.endswith("merge-patch+json") for _, ctype, _ in node_api.patches)
+    assert _changed_role_tasks(first) == ["ipu_operator : Label each IPU node with its V-IPU controller's label"]
+
+    second = _run(tmp_path, ["labels"], extra, host_vars=host_vars)
+    _ok(second)
+    assert _changed_role_tasks(second) == [], "a second run changed something"
+    assert node_api.nodes["w1"]["metadata"]["labels"] == {"vipu-ctrl": "pod001"}
+
+
+def test_labels_refuse_an_ipu_node_missing_from_the_cluster(tmp_path, node_api):
+    extra = {
+        "ipu_k8s_kubeconfig": str(node_api.kubeconfig(tmp_path / "kubeconfig")),
+        "ipu_k8s_vipu_controllers": [{"name": "pod001", "host": "10.5.212.116"}],
+    }
+    messages = _failure_messages(_run(tmp_path, ["labels"], extra))
+    assert any("IPU node(s) w2 are not Kubernetes nodes" in m and "ipu_k8s_node_name" in m for m in messages), messages
+    assert node_api.patches == [], "a node was patched although one IPU node is missing"
+
+
+def test_labels_in_check_mode_report_the_change_and_patch_nothing(tmp_path, node_api):
+    extra = {
+        "ipu_k8s_kubeconfig": str(node_api.kubeconfig(tmp_path / "kubeconfig")),
+        "ipu_k8s_vipu_controllers": [{"name": "pod001", "host": "10.5.212.116"}],
+    }
+    result = _run(tmp_path, ["labels"], extra, host_vars={"w2": {"ipu_k8s_node_name": "poplar-03"}}, check_mode=True)
+    _ok(result)
+    assert _changed_role_tasks(result) == ["ipu_operator : Label each IPU node with its V-IPU controller's label"]
+    assert node_api.patches == [], "check mode sent a PATCH that is not a dry run"
+    assert {name for name, _, _ in node_api.dry_run_patches} == {"w1", "poplar-03"}
+    assert all(node["metadata"]["labels"] == {} for node in node_api.nodes.values())
