@@ -123,6 +123,7 @@ def _inventory(out):
     hosts['vlan'] = _host('1.31', ipu_k8s_cluster_interface='bond0.100', render_kubeadm=False)
     for name, host in hosts.items():
         host_out = out / name
+        host_out.mkdir()
         host['kubernetes_packages_sources_path'] = str(host_out / 'kubernetes.sources')
         host['kubeadm_config_path'] = str(host_out / 'kubeadm' / 'kubeadm-config.yaml')
         host['calico_manifests_dir'] = str(host_out / 'calico')
@@ -136,7 +137,7 @@ def rendered(tmp_path_factory):
     inventory = out / 'hosts.yml'
     inventory.write_text(yaml.safe_dump(_inventory(out)))
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'), ANSIBLE_NOCOLOR='1',
-               ANSIBLE_PYTHON_INTERPRETER=sys.executable)
+               ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_PIPELINING='True')
     proc = subprocess.run(
         [ANSIBLE_PLAYBOOK, '-i', str(inventory), str(PLAYBOOK)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
@@ -381,6 +382,30 @@ def test_roles_never_use_the_legacy_repository_or_apt_key():
                 assert 'apt.kubernetes.io' not in text, path
                 assert 'packages.cloud.google.com' not in text, path
                 assert not re.search(r'\bapt[-_]key\b', text), path
+
+
+def test_a_failed_join_is_reported_without_its_secrets():
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar, trust_as_template
+
+    tasks = yaml.safe_load((ROOT / 'roles' / 'kubeadm' / 'tasks' / 'join.yml').read_text())
+    join = next(task for task in tasks if 'block' in task)
+    assert all(task.get('no_log') is True for task in join['block'])
+    message = join['rescue'][0]['ansible.builtin.fail']['msg']
+    token = 'abcdef.0123456789abcdef'
+    key = 'a' * 64
+    stderr = ("error execution phase preflight: couldn't validate the identity of the API Server: "
+              f'token {token}, certificate key {key}')
+    templar = Templar(loader=DataLoader(), variables={
+        'inventory_hostname': 'w1',
+        'ansible_failed_task': {'name': 'Run kubeadm join'},
+        'ansible_failed_result': {'stderr': stderr, 'rc': 1},
+    })
+    rendered = templar.template(trust_as_template(message))
+    assert token not in rendered and key not in rendered
+    assert '<token>' in rendered and '<key>' in rendered
+    assert "couldn't validate the identity of the API Server" in rendered
+    assert 'kubeadm reset' in rendered
 
 
 # --- Playbooks -------------------------------------------------------------------------
