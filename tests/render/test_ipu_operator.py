@@ -258,33 +258,35 @@ def test_extra_values_cannot_turn_the_host_network_on(tmp_path):
 # --- validation refusals ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("label", "expected"),
-    [
-        ("ipu node=true", "label 'ipu node=true' has an invalid Kubernetes label key 'ipu node'"),
-        ("ipunode", "label 'ipunode' is not key=value"),
-        ("ipunode=" + "x" * 64, "has an invalid Kubernetes label value"),
-        ("Bad_Prefix/ipunode=true", "has an invalid Kubernetes label key 'Bad_Prefix/ipunode'"),
-    ],
-)
-def test_bad_label_is_refused_naming_the_entry(tmp_path, label, expected):
-    controllers = [
-        {"name": "pod001", "host": "10.5.212.116", "label": "ipunode=pod001"},
-        {"name": "pod002", "host": "10.5.213.10", "label": label},
-    ]
+BAD_LABELS = {
+    # entry name: (label, what the refusal must say)
+    "pod002": ("ipu node=true", "label 'ipu node=true' has an invalid Kubernetes label key 'ipu node'"),
+    "pod003": ("ipunode", "label 'ipunode' is not key=value"),
+    "pod004": ("ipunode=" + "x" * 64, "has an invalid Kubernetes label value '" + "x" * 64 + "'"),
+    "pod005": ("Bad_Prefix/ipunode=true", "has an invalid Kubernetes label key 'Bad_Prefix/ipunode'"),
+    "pod006": ("ipunode=-true", "has an invalid Kubernetes label value '-true'"),
+}
+
+
+def test_every_bad_label_is_refused_naming_its_entry(tmp_path):
+    controllers = [{"name": "pod001", "host": "10.5.212.116", "label": "graphcore.ai/vipu-ctrl=pod001"}]
+    controllers += [{"name": name, "host": "10.5.213.10", "label": label} for name, (label, _) in BAD_LABELS.items()]
     messages = _failure_messages(_run(tmp_path, ["validate"], {"ipu_k8s_vipu_controllers": controllers}))
-    bad = [m for m in messages if "ipu_k8s_vipu_controllers[1] (pod002)" in m]
-    assert bad and expected in bad[0], messages
+    for index, (name, (_, expected)) in enumerate(BAD_LABELS.items(), start=1):
+        mine = [m for m in messages if f"ipu_k8s_vipu_controllers[{index}] ({name})" in m]
+        assert mine and expected in mine[0], (name, messages)
     assert not any("pod001" in m for m in messages), "a good entry was refused"
 
 
-@pytest.mark.parametrize("port", [0, 65536, 70000])
-def test_bad_port_is_refused_naming_the_entry(tmp_path, port):
-    controllers = [{"name": "pod007", "host": "10.5.212.116", "port": port, "label": "ipunode=true"}]
+def test_every_bad_port_is_refused_naming_its_entry(tmp_path):
+    ports = [0, 65536, 70000]
+    controllers = [{"name": f"pod00{i}", "host": "10.5.212.116", "port": port, "label": "ipunode=true"}
+                   for i, port in enumerate(ports)]
     messages = _failure_messages(_run(tmp_path, ["validate"], {"ipu_k8s_vipu_controllers": controllers}))
-    assert any(
-        f"ipu_k8s_vipu_controllers[0] (pod007): port '{port}' is not a TCP port (1-65535)" in m for m in messages
-    ), messages
+    for i, port in enumerate(ports):
+        assert any(
+            f"ipu_k8s_vipu_controllers[{i}] (pod00{i}): port '{port}' is not a TCP port (1-65535)" in m for m in messages
+        ), (port, messages)
 
 
 def test_empty_host_is_refused(tmp_path):
