@@ -196,6 +196,18 @@ def installation_validator():
     return jsonschema.Draft7Validator(schema)
 
 
+def test_rendering_works_in_check_mode_and_writes_nothing(tmp_path):
+    inventory = _inventory(tmp_path)
+    inventory['all']['hosts'] = {'k8s-1-31': inventory['all']['hosts']['k8s-1-31']}
+    (tmp_path / 'hosts.yml').write_text(yaml.safe_dump(inventory))
+    proc = _playbook('--check', '--diff', '-i', str(tmp_path / 'hosts.yml'), str(PLAYBOOK))
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+    assert re.search(r'k8s-1-31\s+: ok=\d+\s+changed=[1-9]', proc.stdout), proc.stdout[-2000:]
+    # Only what the test made itself: the inventory and the empty per-host directories.
+    assert [p.name for p in tmp_path.rglob('*') if not p.is_dir()] == ['hosts.yml']
+    assert not any((tmp_path / 'k8s-1-31').iterdir())
+
+
 # --- kubeadm ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize('minor', sorted(VERSIONS))
@@ -384,34 +396,39 @@ def test_roles_never_use_the_legacy_repository_or_apt_key():
                 assert not re.search(r'\bapt[-_]key\b', text), path
 
 
-def test_a_failed_join_is_reported_without_its_secrets():
+@pytest.mark.parametrize('task_file', ['init.yml', 'join.yml'])
+def test_kubeadm_failures_are_reported_without_their_secrets(task_file):
     from ansible.parsing.dataloader import DataLoader
     from ansible.template import Templar, trust_as_template
 
-    tasks = yaml.safe_load((ROOT / 'roles' / 'kubeadm' / 'tasks' / 'join.yml').read_text())
-    join = next(task for task in tasks if 'block' in task)
-    assert all(task.get('no_log') is True for task in join['block'])
-    message = join['rescue'][0]['ansible.builtin.fail']['msg']
+    tasks = yaml.safe_load((ROOT / 'roles' / 'kubeadm' / 'tasks' / task_file).read_text())
+    guarded = next(task for task in tasks if 'block' in task)
+    # Every command that prints a token or key is kept out of the logs...
+    assert all(task.get('no_log') is True for task in guarded['block'])
+    message = guarded['rescue'][0]['ansible.builtin.fail']['msg']
     token = 'abcdef.0123456789abcdef'
     key = 'a' * 64
     stderr = ("error execution phase preflight: couldn't validate the identity of the API Server: "
               f'token {token}, certificate key {key}')
     templar = Templar(loader=DataLoader(), variables={
-        'inventory_hostname': 'w1',
-        'ansible_failed_task': {'name': 'Run kubeadm join'},
+        'inventory_hostname': 'node1',
+        'kubeadm_config_path': '/etc/kubernetes/kubeadm-config.yaml',
+        'ansible_failed_task': {'name': 'Run kubeadm'},
         'ansible_failed_result': {'stderr': stderr, 'rc': 1},
     })
     rendered = templar.template(trust_as_template(message))
+    # ...and its failure still says what went wrong and what to do, minus the secrets.
     assert token not in rendered and key not in rendered
     assert '<token>' in rendered and '<key>' in rendered
     assert "couldn't validate the identity of the API Server" in rendered
-    assert 'kubeadm reset' in rendered
+    assert 'kubeadm reset -f' in rendered
 
 
 # --- Playbooks -------------------------------------------------------------------------
 
 def _playbook(*args):
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'), ANSIBLE_NOCOLOR='1')
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'), ANSIBLE_NOCOLOR='1',
+               ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_PIPELINING='True')
     return subprocess.run([ANSIBLE_PLAYBOOK, *args], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=120, check=False)
 
