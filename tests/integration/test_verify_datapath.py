@@ -1,0 +1,120 @@
+"""The verify layer's data-path check on a real network stack.
+
+playbooks/verify.yml runs through ansible-playbook inside a network namespace made here
+(the IPU node), whose rdma0 (10.247.209.200/23, MTU 9000) is a veth wired to a second
+namespace holding the V-IPU controller's address (10.247.208.10, in the excluded first
+/25). The role derives the RDMA network with the real modules, puts a macvlan on rdma0 in
+a throwaway namespace of its own, pings the controller from there and removes it. The
+echo requests never leave the namespaces this test made. Cluster checks are skipped
+(--skip-tags verify_cluster) and must show as SKIP; containerd and RDMA-device checks
+run too and fail here (there is neither), which the assertions ignore.
+"""
+import json
+import secrets
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from netns_lab import ANSIBLE_PLAYBOOK, PREFIX, PYTHON, ROOT, SYSTEM_PATH, ip_binary, local_host, veth
+
+VIPU = '10.247.208.10'
+
+
+@pytest.fixture(scope='module')
+def pod_fabric(netns_factory):
+    vipu = netns_factory('vipu')
+    node = netns_factory('vnode')
+    node_cmds, vipu_cmds = veth('rdma0', 'f-rdma0', vipu, 9000, '10.247.209.200/23',
+                                peer_addresses=(VIPU + '/23',))
+    node.ip(*node_cmds)
+    vipu.ip(*vipu_cmds)
+    return node, vipu
+
+
+def run_verify(node, tmp_path, **extra_vars):
+    probe_netns = '%sverify-%s' % (PREFIX, secrets.token_hex(2))
+    variables = {
+        'ansible_become': False,
+        'ipu_k8s_vipu_controllers': [{'name': 'pod1', 'host': VIPU, 'port': 8090}],
+        'verify_report_dir': str(tmp_path / 'reports'),
+        'verify_datapath_netns': probe_netns,
+        'verify_datapath_link': 'ipuk8sv%s' % secrets.token_hex(2),
+        'verify_datapath_ping_count': 2,
+        'verify_datapath_ping_timeout': 1,
+    }
+    variables.update(extra_vars)
+    inventory = {'all': {'children': {
+        'k8s_cluster': {'children': {'control_plane': {'hosts': {'vnode': local_host(**variables)}},
+                                     'workers': {'hosts': {}}}},
+        'ipu_nodes': {'hosts': {'vnode': {}}},
+    }}}
+    (tmp_path / 'inventory.json').write_text(json.dumps(inventory))
+    env = {
+        'PATH': '%s:%s' % (Path(PYTHON).parent, SYSTEM_PATH),
+        'HOME': str(tmp_path),
+        'LANG': 'C.UTF-8',
+        'ANSIBLE_CONFIG': str(ROOT / 'ansible.cfg'),
+        'ANSIBLE_LOCAL_TEMP': str(tmp_path / 'ansible-local'),
+        'ANSIBLE_REMOTE_TEMP': str(tmp_path / 'ansible-remote'),
+        'ANSIBLE_NOCOLOR': '1',
+    }
+    proc = subprocess.run([ip_binary(), 'netns', 'exec', node.name, ANSIBLE_PLAYBOOK, '-i', str(tmp_path / 'inventory.json'),
+                           '--skip-tags', 'verify_cluster', str(ROOT / 'playbooks' / 'verify.yml')],
+                          cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=300, check=False)
+    reports = sorted((tmp_path / 'reports').glob('verify-*.json'))
+    assert reports, 'no report written\n%s\n%s' % (proc.stdout[-4000:], proc.stderr[-2000:])
+    rows = json.loads(reports[-1].read_text())['results']
+    return proc, {row['check']: row for row in rows}, probe_netns
+
+
+def assert_probe_removed(node, probe_netns):
+    namespaces = subprocess.run([ip_binary(), 'netns', 'list'], capture_output=True, text=True, check=True).stdout
+    assert probe_netns not in namespaces
+    links = json.loads(node.run([ip_binary(), '-j', 'link', 'show']).stdout)
+    assert sorted(link['ifname'] for link in links) == ['lo', 'rdma0']
+
+
+def test_macvlan_on_the_derived_interface_reaches_the_vipu_controller(pod_fabric, tmp_path):
+    node, _ = pod_fabric
+    proc, rows, probe_netns = run_verify(node, tmp_path)
+    derived = rows['RDMA network derived']
+    assert derived['status'] == 'PASS', derived
+    assert derived['observed'].startswith('rdma0 10.247.208.0/23 mtu 9000')
+    datapath = rows['RDMA data path (macvlan to V-IPU)']
+    assert datapath['status'] == 'PASS', datapath
+    # Highest address of the /23 that is neither the broadcast nor in use.
+    assert '2 packets transmitted, 2 received from 10.247.208.10' in datapath['observed']
+    assert 'as 10.247.209.254/23' in datapath['observed']
+    assert_probe_removed(node, probe_netns)
+    # Without a cluster, its checks are reported, not silently absent.
+    for check in ('Multus and Whereabouts CNI files', 'rdma-net matches the node', 'nodes Ready',
+                  'RDMA test pod (net1, routes, memlock)'):
+        assert rows[check]['status'] == 'SKIP'
+        assert rows[check]['observed'] == 'skipped: tag verify_cluster not selected'
+    # The report printed the table once.
+    assert proc.stdout.count('RDMA data path (macvlan to V-IPU)') == 1
+
+
+def test_unanswered_ping_is_a_failed_check_and_the_probe_is_still_removed(pod_fabric, tmp_path):
+    node, vipu = pod_fabric
+    vipu.ip('addr del %s/23 dev f-rdma0' % VIPU)
+    try:
+        proc, rows, probe_netns = run_verify(node, tmp_path, verify_datapath_address='10.247.209.77')
+    finally:
+        vipu.ip('addr add %s/23 dev f-rdma0' % VIPU)
+    datapath = rows['RDMA data path (macvlan to V-IPU)']
+    assert datapath['status'] == 'FAIL'
+    assert '2 packets transmitted, 0 received' in datapath['observed']
+    assert 'as 10.247.209.77' in datapath['observed']
+    assert proc.returncode != 0
+    assert_probe_removed(node, probe_netns)
+
+
+def test_pinned_address_inside_the_excludes_is_refused(pod_fabric, tmp_path):
+    node, _ = pod_fabric
+    proc, rows, probe_netns = run_verify(node, tmp_path, verify_datapath_address='10.247.208.20')
+    datapath = rows['RDMA data path (macvlan to V-IPU)']
+    assert datapath['status'] == 'FAIL'
+    assert 'Set verify_datapath_address to a free address of that range' in datapath['observed']
+    assert_probe_removed(node, probe_netns)
