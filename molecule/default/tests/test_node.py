@@ -1,0 +1,111 @@
+"""What a person would check by hand on a node after node_prep and containerd.
+
+Every check reads the guest's real state over SSH: the kernel (lsmod, sysctl, /proc),
+systemd (systemctl show) and the running containerd process.
+"""
+
+import json
+import re
+
+import pytest
+
+MODULES = ["overlay", "br_netfilter"]
+SYSCTLS = {
+    "net.bridge.bridge-nf-call-iptables": "1",
+    "net.bridge.bridge-nf-call-ip6tables": "1",
+    "net.ipv4.ip_forward": "1",
+}
+SYSCTL_FILE = "/etc/sysctl.d/90-ipu-k8s.conf"
+CONFIG = "/etc/containerd/config.toml"
+SANDBOX_IMAGE = "registry.k8s.io/pause:3.10"
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_kernel_module_is_loaded(host, module):
+    loaded = {line.split()[0] for line in host.check_output("lsmod").splitlines()[1:]}
+    assert module in loaded
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_kernel_module_loads_at_boot(host, module):
+    listed = host.file(f"/etc/modules-load.d/{module}.conf")
+    assert listed.is_file
+    assert module in listed.content_string.split()
+
+
+@pytest.mark.parametrize(("name", "value"), sorted(SYSCTLS.items()))
+def test_sysctl_is_set_now(host, name, value):
+    assert host.check_output(f"sysctl -n {name}") == value
+
+
+@pytest.mark.parametrize(("name", "value"), sorted(SYSCTLS.items()))
+def test_sysctl_is_persisted(host, name, value):
+    content = host.file(SYSCTL_FILE).content_string
+    assert re.search(rf"^{re.escape(name)}\s*=\s*{value}$", content, re.MULTILINE)
+
+
+def test_no_swap_is_active(host):
+    swaps = host.file("/proc/swaps").content_string.splitlines()
+    assert swaps[1:] == [], f"active swap: {swaps[1:]}"
+
+
+def test_fstab_has_no_active_swap_line(host):
+    active = [
+        line
+        for line in host.file("/etc/fstab").content_string.splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    assert [line for line in active if line.split()[2:3] == ["swap"]] == []
+
+
+def test_former_swap_line_is_kept_as_a_comment(host):
+    assert re.search(r"^#\s*/swapfile\s+none\s+swap", host.file("/etc/fstab").content_string, re.MULTILINE)
+
+
+def test_swap_unit_is_masked(host):
+    assert host.check_output("systemctl is-enabled swapfile.swap || true") == "masked"
+
+
+def test_containerd_is_running_and_enabled(host):
+    service = host.service("containerd")
+    assert service.is_running
+    assert service.is_enabled
+
+
+def test_config_uses_the_systemd_cgroup_driver(host):
+    assert re.search(r"^\s*SystemdCgroup = true$", host.file(CONFIG).content_string, re.MULTILINE)
+
+
+def test_running_containerd_reads_the_config(host):
+    # `containerd config dump` is the configuration containerd itself parses from the file.
+    dump = host.check_output("containerd config dump")
+    assert re.search(r"^\s*SystemdCgroup = true$", dump, re.MULTILINE)
+    assert SANDBOX_IMAGE in dump
+
+
+def test_cri_plugin_is_serving(host):
+    # The CRI plugin kubelet talks to loaded without error.
+    plugins = host.check_output("ctr plugins ls")
+    cri = [line for line in plugins.splitlines() if line.split()[:2] == ["io.containerd.grpc.v1", "cri"]]
+    assert cri and cri[0].split()[-1] == "ok", plugins
+
+
+def test_systemd_limit_memlock_is_infinity(host):
+    assert host.check_output("systemctl show containerd -p LimitMEMLOCK") == "LimitMEMLOCK=infinity"
+
+
+def test_running_containerd_has_unlimited_locked_memory(host):
+    pid = host.check_output("systemctl show containerd -p MainPID --value")
+    assert pid.isdigit() and pid != "0"
+    limits = host.file(f"/proc/{pid}/limits").content_string
+    line = next(line for line in limits.splitlines() if line.startswith("Max locked memory"))
+    assert line.split()[3:5] == ["unlimited", "unlimited"], line
+
+
+def test_docker_daemon_json_gains_unlimited_memlock_and_keeps_the_rest(host):
+    config = json.loads(host.file("/etc/docker/daemon.json").content_string)
+    assert config["default-ulimits"]["memlock"] == {"Name": "memlock", "Soft": -1, "Hard": -1}
+    # What was there before the role ran (written by prepare.yml) is still there.
+    assert config["default-ulimits"]["nofile"] == {"Name": "nofile", "Soft": 65536, "Hard": 65536}
+    assert config["exec-opts"] == ["native.cgroupdriver=systemd"]
+    assert config["log-opts"] == {"max-size": "100m"}

@@ -1,0 +1,41 @@
+# shellcheck shell=bash
+# Shared settings for the VM helpers in scripts/vm/. Sourced, never run.
+# Every setting can be overridden from the environment.
+
+# Where images, the SSH key and per-VM state live (outside the repository).
+IPU_K8S_CACHE="${IPU_K8S_CACHE:-${HOME}/.cache/ipu-k8s}"
+# Debian suite and mirror the guest image is built from (and that the guest uses for apt).
+IPU_K8S_VM_SUITE="${IPU_K8S_VM_SUITE:-bookworm}"
+IPU_K8S_VM_MIRROR="${IPU_K8S_VM_MIRROR:-http://deb.debian.org/debian}"
+# qemu accelerator. TCG (software emulation) is the default because a paravirtual KVM
+# (kvm_pvm) cannot boot a stock Debian kernel; a workstation with real KVM sets "kvm".
+IPU_K8S_VM_ACCEL="${IPU_K8S_VM_ACCEL:-tcg,thread=multi}"
+IPU_K8S_VM_CPU="${IPU_K8S_VM_CPU:-max}"
+# Guest size.
+IPU_K8S_VM_MEMORY="${IPU_K8S_VM_MEMORY:-2048}"
+IPU_K8S_VM_SMP="${IPU_K8S_VM_SMP:-2}"
+# Seconds to wait for the guest's SSH banner (TCG boot takes 90-180 s).
+IPU_K8S_VM_BOOT_TIMEOUT="${IPU_K8S_VM_BOOT_TIMEOUT:-420}"
+
+# The SSH key the image trusts for root; generated once by build-image.sh.
+IPU_K8S_VM_KEY="${IPU_K8S_CACHE}/ssh/id_ed25519"
+
+# Options for every ssh call to a guest: the host key changes with every new overlay.
+IPU_K8S_VM_SSH_OPTS=(
+  -o StrictHostKeyChecking=no
+  -o UserKnownHostsFile=/dev/null
+  -o LogLevel=ERROR
+  -o BatchMode=yes
+  -o IdentitiesOnly=yes
+  -o ConnectTimeout=20
+  -i "${IPU_K8S_VM_KEY}"
+)
+
+ipu_k8s_vm_die() {
+  echo "ERROR: $*" >&2
+  exit 1
+}
+
+ipu_k8s_vm_log() {
+  echo "[$(date -u +%H:%M:%S)] $*" >&2
+}
