@@ -86,6 +86,7 @@ NODE_REGISTRATION_FIELDS = {'name', 'criSocket', 'taints', 'kubeletExtraArgs', '
                             'imagePullPolicy', 'imagePullSerial'}
 NETWORKING_FIELDS = {'serviceSubnet', 'podSubnet', 'dnsDomain'}
 LOCAL_API_ENDPOINT_FIELDS = {'advertiseAddress', 'bindPort'}
+UNKNOWN_MINOR_HOST = 'k8s-1-40'
 
 
 def _host(minor, **extra):
@@ -121,6 +122,8 @@ def _inventory(out):
     hosts['nodeip'] = _host('1.31', ipu_k8s_cluster_interface='', render_kubeadm=False)
     # An interface name with regex metacharacters.
     hosts['vlan'] = _host('1.31', ipu_k8s_cluster_interface='bond0.100', render_kubeadm=False)
+    # A minor no Calico release is pinned for: refused with a message saying what to set.
+    hosts[UNKNOWN_MINOR_HOST] = _host('1.31', ipu_k8s_kubernetes_version='1.40.0')
     for name, host in hosts.items():
         host_out = out / name
         host_out.mkdir()
@@ -128,6 +131,10 @@ def _inventory(out):
         host['kubeadm_config_path'] = str(host_out / 'kubeadm' / 'kubeadm-config.yaml')
         host['calico_manifests_dir'] = str(host_out / 'calico')
     return {'all': {'hosts': hosts, 'vars': {'render_dir': str(out)}}}
+
+
+def _inventory_hosts(out):
+    return [p.name for p in out.iterdir() if p.is_dir()]
 
 
 @pytest.fixture(scope='module')
@@ -142,10 +149,13 @@ def rendered(tmp_path_factory):
         [ANSIBLE_PLAYBOOK, '-i', str(inventory), str(PLAYBOOK)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
     )
-    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
-    result = {}
+    recap = dict(re.findall(r'^(\S+)\s+: ok=\d+\s+changed=\d+\s+unreachable=\d+\s+failed=(\d+)', proc.stdout, re.M))
+    expected = {host: '0' for host in _inventory_hosts(out)}
+    expected[UNKNOWN_MINOR_HOST] = '1'
+    assert recap == expected, proc.stdout[-6000:] + proc.stderr[-3000:]
+    result = {'_stdout': proc.stdout}
     for host_dir in out.iterdir():
-        if not host_dir.is_dir():
+        if not host_dir.is_dir() or host_dir.name == UNKNOWN_MINOR_HOST:
             continue
         derived = json.loads((host_dir / 'derived.json').read_text())
         files = {
@@ -336,6 +346,14 @@ def test_calico_follows_the_node_internal_ip_without_a_cluster_interface(rendere
     detection = _calico_docs(rendered, 'nodeip')['Installation']['spec']['calicoNetwork']['nodeAddressAutodetectionV4']
     # One method only, and not firstFound/canReach, which can land on the RDMA NIC.
     assert detection == {'kubernetes': 'NodeInternalIP'}
+
+
+def test_calico_refuses_a_kubernetes_minor_without_a_pinned_release(rendered):
+    failure = re.search(r'fatal: \[' + UNKNOWN_MINOR_HOST + r'\]: FAILED! =>(.*?)(?:\n\S|\Z)', rendered['_stdout'], re.S)
+    assert failure, rendered['_stdout'][-3000:]
+    message = ' '.join(failure.group(1).split())
+    assert 'No Calico release for Kubernetes 1.40' in message
+    assert 'Set calico_version' in message
 
 
 @pytest.mark.parametrize('minor', sorted(VERSIONS))
