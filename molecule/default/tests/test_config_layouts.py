@@ -1,0 +1,119 @@
+"""The containerd role's config.toml rewrite, on each containerd release's default layout.
+
+The VM runs Debian 12's containerd 1.6; these cases cover the 1.7 and 2.x layouts a
+Ubuntu or Docker-repository node gets. They template the role's own vars/main.yml with
+ansible-playbook on localhost (no VM needed):
+    .venv/bin/pytest molecule/default/tests/test_config_layouts.py
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROLE = Path(__file__).resolve().parents[3] / "roles" / "containerd"
+
+V1 = """version = 2
+[plugins]
+  [plugins."io.containerd.grpc.v1.cri"]
+    sandbox_image = "registry.k8s.io/pause:3.8"
+    systemd_cgroup = false
+    [plugins."io.containerd.grpc.v1.cri".containerd]
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes]
+        [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+          sandbox_mode = "podsandbox"
+          [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+            ShimCgroup = ""
+            SystemdCgroup = false
+"""
+
+V2_WITHOUT_KEY = """version = 3
+[plugins]
+  [plugins.'io.containerd.cri.v1.images']
+    [plugins.'io.containerd.cri.v1.images'.pinned_images]
+      sandbox = 'registry.k8s.io/pause:3.10'
+  [plugins.'io.containerd.cri.v1.runtime']
+    [plugins.'io.containerd.cri.v1.runtime'.containerd]
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes]
+        [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+          sandboxer = 'podsandbox'
+          [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+            BinaryName = ''
+            ShimCgroup = ''
+"""
+
+V2_WITH_KEY = V2_WITHOUT_KEY.replace("ShimCgroup = ''\n", "ShimCgroup = ''\n            SystemdCgroup = false\n")
+
+
+def render(tmp_path, default_config, **overrides):
+    """Template __containerd_config_rendered for one `containerd config default` output."""
+    (tmp_path / "default.toml").write_text(default_config)
+    (tmp_path / "overrides.json").write_text(json.dumps(overrides))
+    (tmp_path / "play.yml").write_text(
+        f"""
+- hosts: localhost
+  gather_facts: false
+  vars_files:
+    - {ROLE}/defaults/main.yml
+    - {ROLE}/vars/main.yml
+  tasks:
+    - ansible.builtin.copy:
+        content: "{{{{ __containerd_config_rendered }}}}"
+        dest: {tmp_path}/config.toml
+        mode: "0644"
+      vars:
+        __containerd_default_config:
+          stdout: "{{{{ lookup('ansible.builtin.file', '{tmp_path}/default.toml') }}}}"
+"""
+    )
+    env = dict(os.environ, ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_INVENTORY_UNPARSED_WARNING="false")
+    playbook = Path(sys.executable).with_name("ansible-playbook")
+    result = subprocess.run(
+        [str(playbook), "-e", f"@{tmp_path}/overrides.json", str(tmp_path / "play.yml")],
+        capture_output=True, text=True, env=env, check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return (tmp_path / "config.toml").read_text()
+
+
+@pytest.mark.parametrize("layout", [V1, V2_WITH_KEY, V2_WITHOUT_KEY], ids=["1.x", "2.x", "2.0-2.1-without-key"])
+def test_systemd_cgroup_is_true_exactly_once(tmp_path, layout):
+    config = render(tmp_path, layout)
+    assert config.count("SystemdCgroup = true") == 1
+    assert "SystemdCgroup = false" not in config
+
+
+def test_systemd_cgroup_lands_under_the_runc_options_table(tmp_path):
+    lines = render(tmp_path, V2_WITHOUT_KEY).splitlines()
+    table = lines.index("          [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]")
+    assert lines[table + 1].strip() == "SystemdCgroup = true"
+
+
+def test_legacy_cri_systemd_cgroup_key_is_left_false(tmp_path):
+    # systemd_cgroup = true at the CRI plugin level makes containerd refuse the CRI plugin.
+    assert "    systemd_cgroup = false\n" in render(tmp_path, V1)
+
+
+@pytest.mark.parametrize(
+    ("layout", "line"),
+    [(V1, '    sandbox_image = "registry.k8s.io/pause:3.10"'), (V2_WITH_KEY, "      sandbox = 'registry.k8s.io/pause:3.10'")],
+    ids=["1.x", "2.x"],
+)
+def test_sandbox_image_is_the_pinned_one(tmp_path, layout, line):
+    assert line in render(tmp_path, layout).splitlines()
+
+
+def test_sandbox_image_and_cgroup_driver_follow_the_variables(tmp_path):
+    config = render(tmp_path, V2_WITH_KEY, containerd_sandbox_image="mirror.example/pause:3.9", containerd_systemd_cgroup=False)
+    assert "sandbox = 'mirror.example/pause:3.9'" in config
+    assert "SystemdCgroup = false" in config
+
+
+def test_only_the_two_settings_change(tmp_path):
+    before = V1.splitlines()
+    after = render(tmp_path, V1).splitlines()
+    changed = [(b, a) for b, a in zip(before, after, strict=True) if b != a]
+    assert [a.strip() for _, a in changed] == ['sandbox_image = "registry.k8s.io/pause:3.10"', "SystemdCgroup = true"]
