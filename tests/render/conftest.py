@@ -12,9 +12,14 @@
 - crd_validator(path): a jsonschema validator for the custom resources of a CRD file
   (its openAPIV3Schema), strict about unknown fields like an API server with strict
   field validation. validate_custom_resource(obj, path) raises on any error.
+
+Test modules import these as `from ipu_k8s_render import ...`: this conftest registers
+itself under that name, because the bare name "conftest" also belongs to
+tests/unit/conftest.py and which one `import conftest` finds depends on collection order.
 """
 
 import copy
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -22,6 +27,8 @@ import pytest
 import yaml
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
+
+sys.modules['ipu_k8s_render'] = sys.modules[__name__]
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLES = ROOT / 'roles'

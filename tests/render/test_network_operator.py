@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import (ROLES, SCHEMAS, flatten_keys, render_role_template, render_role_yaml,
+from ipu_k8s_render import (ROLES, SCHEMAS, flatten_keys, render_role_template, render_role_yaml,
                       role_expression, role_variables, validate_custom_resource)
 
 SCHEMA_DIR = SCHEMAS / 'network_operator'

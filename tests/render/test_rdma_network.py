@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, SCHEMAS, load_role_yaml, render_role_yaml, role_expression, validate_custom_resource
+from ipu_k8s_render import ROOT, SCHEMAS, load_role_yaml, render_role_yaml, role_expression, validate_custom_resource
 
 sys.path.insert(0, str(ROOT / 'module_utils'))
 import ipu_k8s_rdma  # noqa: E402  (needs the sys.path entry above)
