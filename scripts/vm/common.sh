@@ -21,6 +21,7 @@ IPU_K8S_VM_BOOT_TIMEOUT="${IPU_K8S_VM_BOOT_TIMEOUT:-420}"
 IPU_K8S_VM_KEY="${IPU_K8S_CACHE}/ssh/id_ed25519"
 
 # Options for every ssh call to a guest: the host key changes with every new overlay.
+# shellcheck disable=SC2034  # used by the scripts that source this file
 IPU_K8S_VM_SSH_OPTS=(
   -o StrictHostKeyChecking=no
   -o UserKnownHostsFile=/dev/null
