@@ -1,0 +1,113 @@
+"""playbooks/rdma_network.yml's facts play and the rdma_network role's consensus step, run
+for real with ansible-playbook inside a network namespace this test creates (a veth
+"rdma0" with 10.247.208.201/23, MTU 9000; no traffic is sent, the modules only ask the
+kernel for routes and addresses). Two inventory hosts stand for two IPU nodes; a third
+for the control plane. The custom modules (vipu_server, rdma_network_facts,
+rdma_network_consensus) are the real ones. Needs root and iproute2."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import uuid
+
+import pytest
+
+from ipu_k8s_render import ROOT
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which('ip') is None,
+                                reason='creates a network namespace: run as root with iproute2')
+
+ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
+CONTROLLERS = '{"ipu_k8s_vipu_controllers": [{"name": "pod001", "host": "10.247.208.116", "port": 8090}]}'
+
+
+@pytest.fixture(scope='module')
+def netns():
+    name = 'ipuk8s-rdmapb-%s' % uuid.uuid4().hex[:6]
+    subprocess.run(['ip', 'netns', 'add', name], check=True)
+    try:
+        for command in ('link set lo up', 'link add rdma0 mtu 9000 type veth peer name peer0 mtu 9000',
+                        'addr add 10.247.208.201/23 dev rdma0', 'link set rdma0 up', 'link set peer0 up'):
+            subprocess.run(['ip', '-n', name] + command.split(), check=True)
+        yield name
+    finally:
+        subprocess.run(['ip', 'netns', 'delete', name], check=False)
+
+
+@pytest.fixture
+def site(tmp_path):
+    (tmp_path / 'hosts.yml').write_text(textwrap.dedent('''\
+        all:
+          vars:
+            ansible_connection: local
+            ansible_python_interpreter: %s
+          children:
+            control_plane:
+              hosts:
+                cp-01:
+            ipu_nodes:
+              hosts:
+                poplar-01:
+                poplar-02:
+        ''' % sys.executable))
+    (tmp_path / 'agree.yml').write_text(textwrap.dedent('''\
+        - name: The real facts play
+          ansible.builtin.import_playbook: %s/playbooks/rdma_network.yml
+        - name: The role's consensus step, without a cluster to apply to
+          hosts: control_plane[0]
+          gather_facts: false
+          tasks:
+            - name: Agree
+              ansible.builtin.include_role:
+                name: rdma_network
+                tasks_from: consensus
+            - name: Keep the result for the test
+              ansible.builtin.copy:
+                content: "{{ __rdma_network_agreed | to_json }}"
+                dest: %s/agreed.json
+                mode: "0644"
+        ''' % (ROOT, tmp_path)))
+    return tmp_path
+
+
+def run(netns, site, *extra):
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'), ANSIBLE_ROLES_PATH=str(ROOT / 'roles'),
+               ANSIBLE_LIBRARY=str(ROOT / 'library'), ANSIBLE_MODULE_UTILS=str(ROOT / 'module_utils'),
+               ANSIBLE_NOCOLOR='1')
+    command = ['ip', 'netns', 'exec', netns, ANSIBLE_PLAYBOOK, '-i', str(site / 'hosts.yml'),
+               str(site / 'agree.yml'), '--skip-tags', 'rdma_network_apply'] + list(extra)
+    return subprocess.run(command, cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_nodes_derive_and_agree_on_the_rdma_network(netns, site):
+    result = run(netns, site, '-e', CONTROLLERS)
+    assert result.returncode == 0, result.stdout + result.stderr
+    agreed = json.loads((site / 'agreed.json').read_text())
+    assert agreed == {
+        'interface': 'rdma0',
+        'cidr': '10.247.208.0/23',
+        'prefix': 23,
+        'mtu': 9000,
+        'excludes': ['10.247.208.0/25'],
+        'vipu_addresses': ['10.247.208.116'],
+    }
+    assert 'V-IPU 10.247.208.116:8090 (param) is reached through rdma0 in 10.247.208.0/23' in ' '.join(result.stdout.split())
+
+
+def test_explicit_excludes_and_a_pinned_interface_reach_the_modules(netns, site):
+    result = run(netns, site, '-e', CONTROLLERS, '-e', '{"ipu_k8s_rdma_excludes": ["10.247.208.0/26"]}',
+                 '-e', 'ipu_k8s_rdma_interface=rdma0')
+    assert result.returncode == 0, result.stdout + result.stderr
+    agreed = json.loads((site / 'agreed.json').read_text())
+    assert agreed['excludes'] == ['10.247.208.0/26']
+
+
+def test_an_unknown_controller_name_is_refused_on_the_node(netns, site):
+    result = run(netns, site, '-e', CONTROLLERS, '-e', 'ipu_k8s_vipu_controller=pod009')
+    assert result.returncode != 0
+    output = ' '.join(result.stdout.split())
+    assert 'ipu_k8s_vipu_controller is "pod009" but ipu_k8s_vipu_controllers has no entry with that name' in output
+    assert not (site / 'agreed.json').exists()
