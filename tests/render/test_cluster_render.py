@@ -22,6 +22,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -268,6 +269,62 @@ def test_kubeadm_advertises_the_address_of_the_cluster_interface(rendered):
     assert init['localAPIEndpoint'] == {'advertiseAddress': '127.0.0.1', 'bindPort': 6443}
     assert init['nodeRegistration']['criSocket'] == 'unix:///var/run/containerd/containerd.sock'
     assert init['nodeRegistration']['name'] == platform.node().lower()
+
+
+@pytest.fixture
+def node_netns():
+    """A network namespace shaped like a Poplar server: the RDMA NIC (ens1f0, created first,
+    in an RDMA-like subnet) and the cluster NIC (eth0) holding the default route. veth pairs
+    with both ends inside the namespace; nothing is sent anywhere."""
+    if os.geteuid() != 0 or not shutil.which('ip'):
+        pytest.skip('needs root and iproute2 to create a network namespace')
+    name = f'ipuk8s-kadm-{os.getpid()}'
+    commands = [
+        ['ip', 'netns', 'add', name],
+        ['ip', '-n', name, 'link', 'add', 'ens1f0', 'type', 'veth', 'peer', 'name', 'ens1f0p'],
+        ['ip', '-n', name, 'link', 'add', 'eth0', 'type', 'veth', 'peer', 'name', 'eth0p'],
+        ['ip', '-n', name, 'addr', 'add', '10.247.208.10/24', 'dev', 'ens1f0'],
+        ['ip', '-n', name, 'addr', 'add', '10.20.0.5/24', 'dev', 'eth0'],
+        *[['ip', '-n', name, 'link', 'set', dev, 'up'] for dev in ('lo', 'ens1f0', 'ens1f0p', 'eth0', 'eth0p')],
+        ['ip', '-n', name, 'route', 'add', 'default', 'via', '10.20.0.1', 'dev', 'eth0'],
+    ]
+    try:
+        for command in commands:
+            subprocess.run(command, check=True, capture_output=True, text=True)
+        yield name
+    finally:
+        subprocess.run(['ip', 'netns', 'del', name], check=False, capture_output=True)
+
+
+def test_kubeadm_advertises_the_cluster_nic_not_the_rdma_nic(node_netns, tmp_path):
+    inventory = _inventory(tmp_path)
+    hosts = inventory['all']['hosts']
+    # No cluster interface: the default route's interface. Pinned: that interface's address.
+    selected = {
+        'k8s-1-31': dict(hosts['k8s-1-31'], ipu_k8s_cluster_interface=''),
+        'k8s-1-33': dict(hosts['k8s-1-33'], ipu_k8s_cluster_interface='ens1f0'),
+        'k8s-1-30': dict(hosts['k8s-1-30'], ipu_k8s_cluster_interface='bond9'),
+    }
+    inventory['all']['hosts'] = selected
+    (tmp_path / 'hosts.yml').write_text(yaml.safe_dump(inventory))
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'), ANSIBLE_NOCOLOR='1',
+               ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_PIPELINING='True')
+    proc = subprocess.run(['ip', 'netns', 'exec', node_netns, ANSIBLE_PLAYBOOK, '-i', str(tmp_path / 'hosts.yml'),
+                           str(PLAYBOOK)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+                          check=False)
+    def advertised(host):
+        config = tmp_path / host / 'kubeadm' / 'kubeadm-config.yaml'
+        init = next(d for d in yaml.safe_load_all(config.read_text()) if d['kind'] == 'InitConfiguration')
+        return init['localAPIEndpoint']['advertiseAddress']
+    assert advertised('k8s-1-31') == '10.20.0.5', proc.stdout[-3000:]
+    assert advertised('k8s-1-33') == '10.247.208.10'
+    # A pinned interface that does not exist is refused, naming it and what to set.
+    assert not (tmp_path / 'k8s-1-30' / 'kubeadm' / 'kubeadm-config.yaml').exists()
+    failure = re.search(r'fatal: \[k8s-1-30\]: FAILED! =>(.*?)(?:\n\S|\Z)', proc.stdout, re.S)
+    assert failure, proc.stdout[-3000:]
+    message = ' '.join(failure.group(1).split())
+    assert 'no IPv4 address on interface bond9' in message
+    assert 'ipu_k8s_cluster_interface' in message
 
 
 def test_kubeadm_config_carries_site_settings(rendered):
