@@ -12,6 +12,9 @@ host per Kubernetes version) and checked:
   (tests/schemas/calico/, strict about unknown fields), the pool, and node address
   autodetection that cannot pick the RDMA NIC.
 - kubernetes_packages: the deb822 entry for pkgs.k8s.io with signed-by, the pinned version.
+- the same render in check mode writes nothing; in a network namespace built like a Poplar
+  server (RDMA NIC listed first) kubeadm advertises the default-route NIC's address;
+  kubeadm's failure reports keep tokens and keys out; the playbooks' host order and tags.
 
 KubeletConfiguration and the kubeadm kinds are not Kubernetes API objects, so
 kubernetes-validate has no schema for them: their structure is checked field by field
