@@ -463,6 +463,65 @@ def test_package_version_is_the_kubernetes_version_with_revision(rendered, minor
     assert rendered['custom']['derived']['kubernetes_packages_version'] == '1.30.8-2.1'
 
 
+def _gpg(home, *args):
+    return subprocess.run(['gpg', '--batch', '--homedir', str(home), *args], check=True, capture_output=True, text=True)
+
+
+def _fingerprints(home, keyring):
+    listing = _gpg(home, '--with-colons', '--show-keys', str(keyring)).stdout
+    return [line.split(':')[9] for line in listing.splitlines() if line.startswith('fpr:')]
+
+
+def test_repository_key_is_dearmoured_into_the_signed_by_keyring(tmp_path):
+    """The real repository step on this machine, all paths in tmp_path, the key from a local
+    file (a key made here stands in for pkgs.k8s.io's Release.key): nothing is fetched."""
+    if os.geteuid() != 0 or not shutil.which('gpg'):
+        pytest.skip('needs root (the files are root-owned) and gpg')
+    installed = subprocess.run(['dpkg-query', '-W', '-f=${db:Status-Abbrev}', 'gpg', 'ca-certificates'],
+                               capture_output=True, text=True, check=False).stdout
+    if installed.count('ii') != 2:
+        pytest.skip('gpg and ca-certificates must be installed already, or apt would go to the network')
+    home = tmp_path / 'gnupg'
+    home.mkdir(mode=0o700)
+    _gpg(home, '--passphrase', '', '--quick-gen-key', 'ipu-k8s test key <test@example.invalid>', 'ed25519', 'sign',
+         'never')
+    release_key = tmp_path / 'Release.key'
+    release_key.write_text(_gpg(home, '--armor', '--export').stdout)
+    sources = tmp_path / 'sources.list.d'
+    sources.mkdir()
+    legacy = sources / 'kubernetes.list'
+    legacy.write_text('deb https://apt.kubernetes.io/ kubernetes-xenial main\n')
+    keyring = tmp_path / 'keyrings' / 'kubernetes-apt-keyring.gpg'
+    inventory = tmp_path / 'hosts.yml'
+    inventory.write_text(yaml.safe_dump({'all': {'hosts': {'node': {
+        'ansible_connection': 'local',
+        'kubernetes_packages_key_local_path': str(release_key),
+        'kubernetes_packages_keyring': str(keyring),
+        'kubernetes_packages_sources_path': str(sources / 'kubernetes.sources'),
+        'kubernetes_packages_legacy_sources': [str(legacy)],
+    }}}}))
+    playbook = str(ROOT / 'tests' / 'render' / 'cluster' / 'repository.yml')
+
+    def run(*args):
+        proc = _playbook('-i', str(inventory), *args, playbook)
+        assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+        return int(re.search(r'node\s+: ok=\d+\s+changed=(\d+)', proc.stdout).group(1))
+
+    assert run() > 0
+    assert not legacy.exists()
+    # A binary keyring holding exactly the key that was served armoured.
+    assert not keyring.read_bytes().startswith(b'-----BEGIN')
+    assert _fingerprints(home, keyring) == _fingerprints(home, release_key)
+    assert oct(keyring.stat().st_mode & 0o777) == '0o644'
+    entry = _deb822((sources / 'kubernetes.sources').read_text())
+    assert entry['Signed-By'] == str(keyring)
+    assert entry['URIs'] == 'https://pkgs.k8s.io/core:/stable:/v{}/deb/'.format(
+        '.'.join(SHARED_DEFAULTS['ipu_k8s_kubernetes_version'].split('.')[:2]))
+    # Idempotent, and check mode on the configured host has nothing to do either.
+    assert run() == 0
+    assert run('--check', '--diff') == 0
+
+
 def test_roles_never_use_the_legacy_repository_or_apt_key():
     for role in ('kubernetes_packages', 'kubeadm', 'calico'):
         for path in (ROOT / 'roles' / role).rglob('*'):
