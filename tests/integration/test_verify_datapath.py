@@ -32,7 +32,7 @@ def pod_fabric(netns_factory):
     return node, vipu
 
 
-def run_verify(node, tmp_path, **extra_vars):
+def run_verify(node, tmp_path, *options, **extra_vars):
     probe_netns = '%sverify-%s' % (PREFIX, secrets.token_hex(2))
     variables = {
         'ansible_become': False,
@@ -60,7 +60,7 @@ def run_verify(node, tmp_path, **extra_vars):
         'ANSIBLE_NOCOLOR': '1',
     }
     proc = subprocess.run([ip_binary(), 'netns', 'exec', node.name, ANSIBLE_PLAYBOOK, '-i', str(tmp_path / 'inventory.json'),
-                           '--skip-tags', 'verify_cluster', str(ROOT / 'playbooks' / 'verify.yml')],
+                           '--skip-tags', 'verify_cluster', *options, str(ROOT / 'playbooks' / 'verify.yml')],
                           cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=300, check=False)
     reports = sorted((tmp_path / 'reports').glob('verify-*.json'))
     assert reports, 'no report written\n%s\n%s' % (proc.stdout[-4000:], proc.stderr[-2000:])
@@ -117,4 +117,14 @@ def test_pinned_address_inside_the_excludes_is_refused(pod_fabric, tmp_path):
     datapath = rows['RDMA data path (macvlan to V-IPU)']
     assert datapath['status'] == 'FAIL'
     assert 'Set verify_datapath_address to a free address of that range' in datapath['observed']
+    assert_probe_removed(node, probe_netns)
+
+
+def test_check_mode_creates_nothing_and_reports_the_probe_as_skipped(pod_fabric, tmp_path):
+    node, _ = pod_fabric
+    proc, rows, probe_netns = run_verify(node, tmp_path, '--check')
+    assert rows['RDMA network derived']['status'] == 'PASS'
+    datapath = rows['RDMA data path (macvlan to V-IPU)']
+    assert datapath['status'] == 'SKIP'
+    assert datapath['observed'] == 'skipped: check mode (the probe creates a namespace)'
     assert_probe_removed(node, probe_netns)
