@@ -1,7 +1,8 @@
 """What a person would check by hand on a node after node_prep and containerd.
 
 Every check reads the guest's real state over SSH: the kernel (lsmod, sysctl, /proc),
-systemd (systemctl show) and the running containerd process.
+systemd (systemctl show) and the running containerd process. Molecule's side_effect
+step reboots the node after converge, so these checks see what survives a reboot.
 """
 
 import json
@@ -18,6 +19,13 @@ SYSCTLS = {
 SYSCTL_FILE = "/etc/sysctl.d/90-ipu-k8s.conf"
 CONFIG = "/etc/containerd/config.toml"
 SANDBOX_IMAGE = "registry.k8s.io/pause:3.10"
+
+
+def test_node_was_rebooted_after_converge(host):
+    before = host.file("/root/boot_id.before-reboot")
+    if not before.exists:
+        pytest.skip("no reboot recorded (side_effect not run): checks see the live state only")
+    assert before.content_string.strip() != host.file("/proc/sys/kernel/random/boot_id").content_string.strip()
 
 
 @pytest.mark.parametrize("module", MODULES)
