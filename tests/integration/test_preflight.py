@@ -104,3 +104,9 @@ def test_ipu_node_outside_the_cluster_is_refused(tmp_path):
                                              "ipu_nodes": ["stray-host"]})
     assert result.returncode != 0
     assert "ipu_nodes (a subset of k8s_cluster)" in result.stdout
+
+
+def test_invalid_kubernetes_node_name_is_refused(tmp_path):
+    result = run_preflight(tmp_path, {"ipu_k8s_node_name": "Poplar_02"})
+    assert result.returncode != 0
+    assert 'would join Kubernetes as "Poplar_02"' in result.stdout

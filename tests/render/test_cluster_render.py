@@ -23,7 +23,6 @@ against the kubeadm / kubelet configuration API references (KUBEADM_FIELDS below
 
 import json
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -271,7 +270,8 @@ def test_kubeadm_advertises_the_address_of_the_cluster_interface(rendered):
     # that interface's facts, gathered for real on this machine.
     assert init['localAPIEndpoint'] == {'advertiseAddress': '127.0.0.1', 'bindPort': 6443}
     assert init['nodeRegistration']['criSocket'] == 'unix:///var/run/containerd/containerd.sock'
-    assert init['nodeRegistration']['name'] == platform.node().lower()
+    # The node registers under ipu_k8s_node_name, by default the inventory name.
+    assert init['nodeRegistration']['name'] == _host_name('1.31')
 
 
 @pytest.fixture
