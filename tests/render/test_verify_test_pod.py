@@ -10,24 +10,24 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from conftest import render_role_yaml
-
 ROOT = Path(__file__).resolve().parents[2]
 SUPPORTED_MINORS = yaml.safe_load((ROOT / "roles/preflight/defaults/main.yml").read_text())[
     "preflight_supported_kubernetes_minors"]
 SCHEMA_MINORS = [m for m in SUPPORTED_MINORS if tuple(map(int, m.split("."))) >= (1, 25)]
 
 
-def render_pod(**overrides):
-    return render_role_yaml("verify", "rdma-test-pod.yaml.j2", overrides)
+@pytest.fixture
+def render_pod(render):
+    """The pod as the role renders it, with overrides (inventory/extra vars)."""
+    return lambda **overrides: render("verify", "rdma-test-pod.yaml.j2", overrides)
 
 
 @pytest.mark.parametrize("minor", SCHEMA_MINORS)
-def test_pod_is_valid_for_every_supported_kubernetes_minor(minor):
+def test_pod_is_valid_for_every_supported_kubernetes_minor(render_pod, minor):
     kubernetes_validate.validate(render_pod(), minor, strict=True)
 
 
-def test_pod_asks_for_the_rdma_network_and_resource_by_their_shared_names():
+def test_pod_asks_for_the_rdma_network_and_resource_by_their_shared_names(render_pod):
     pod = render_pod()
     assert pod["metadata"]["annotations"] == {"k8s.v1.cni.cncf.io/networks": "rdma-net"}
     assert pod["metadata"]["namespace"] == "default"
@@ -35,7 +35,7 @@ def test_pod_asks_for_the_rdma_network_and_resource_by_their_shared_names():
     assert resources == {"requests": {"rdma/rdma_shared_device_a": 1}, "limits": {"rdma/rdma_shared_device_a": 1}}
 
 
-def test_pod_follows_renamed_network_and_resource():
+def test_pod_follows_renamed_network_and_resource(render_pod):
     pod = render_pod(ipu_k8s_rdma_network_name="ipu-fabric", ipu_k8s_rdma_network_namespace="ipu-jobs",
                      ipu_k8s_rdma_resource_prefix="nvidia.com", ipu_k8s_rdma_resource_name="hca_shared")
     assert pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"] == "ipu-fabric"
@@ -43,7 +43,7 @@ def test_pod_follows_renamed_network_and_resource():
     assert pod["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/hca_shared": 1}
 
 
-def test_pod_runs_as_a_normal_user_without_host_network_or_privilege():
+def test_pod_runs_as_a_normal_user_without_host_network_or_privilege(render_pod):
     pod = render_pod()
     spec = pod["spec"]
     assert spec["hostNetwork"] is False
@@ -56,7 +56,7 @@ def test_pod_runs_as_a_normal_user_without_host_network_or_privilege():
     assert container["capabilities"] == {"add": ["IPC_LOCK"]}
 
 
-def test_pod_image_and_user_are_variables():
+def test_pod_image_and_user_are_variables(render_pod):
     pod = render_pod(verify_test_pod_image="registry.example.com/tools/rdma:1.2", verify_test_pod_user=4242)
     assert pod["spec"]["containers"][0]["image"] == "registry.example.com/tools/rdma:1.2"
     assert pod["spec"]["securityContext"]["runAsUser"] == 4242
