@@ -3,7 +3,7 @@
 - render_role_template(role, template, overrides): renders roles/<role>/templates/<template>
   through Ansible's own templating (ansible.template.Templar, the engine behind the
   template module and lookup), with the variables a play would have: the shared defaults
-  (roles/ipu_k8s_defaults/defaults/main.yml), the role's defaults/main.yml and
+  (roles/ipu_k8s/defaults/main.yml), the role's defaults/main.yml and
   vars/main.yml, then the overrides (inventory/extra vars). Returns the text.
 - render_role_yaml(...): the same, parsed as YAML (one document).
 - load_role_yaml(role, "tasks/x.yml"): a role file with its strings usable as templates.
@@ -61,7 +61,7 @@ def load_role_yaml(role, relative_path):
 def role_variables(role, overrides=None):
     """Variables a play sees for role: shared defaults < role defaults < role vars < overrides."""
     variables = {}
-    variables.update(_load_vars(ROLES / 'ipu_k8s_defaults' / 'defaults' / 'main.yml'))
+    variables.update(_load_vars(ROLES / 'ipu_k8s' / 'defaults' / 'main.yml'))
     variables.update(_load_vars(ROLES / role / 'defaults' / 'main.yml'))
     variables.update(_load_vars(ROLES / role / 'vars' / 'main.yml'))
     variables.update(overrides or {})

@@ -36,7 +36,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 PLAYBOOK = ROOT / 'tests' / 'render' / 'cluster' / 'render.yml'
 CRD = ROOT / 'tests' / 'schemas' / 'calico' / 'operator.tigera.io_installations_crd.yaml'
-SHARED_DEFAULTS = yaml.safe_load((ROOT / 'roles' / 'ipu_k8s_defaults' / 'defaults' / 'main.yml').read_text())
+SHARED_DEFAULTS = yaml.safe_load((ROOT / 'roles' / 'ipu_k8s' / 'defaults' / 'main.yml').read_text())
 ANSIBLE_PLAYBOOK = str(Path(sys.executable).parent / 'ansible-playbook')
 
 # One host per supported Kubernetes minor (the full version is what an inventory sets).

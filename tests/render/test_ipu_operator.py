@@ -24,7 +24,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 ROLE = REPO / "roles" / "ipu_operator"
 SCHEMAS = REPO / "tests" / "schemas" / "ipu_operator"
-SHARED_DEFAULTS = REPO / "roles" / "ipu_k8s_defaults" / "defaults" / "main.yml"
+SHARED_DEFAULTS = REPO / "roles" / "ipu_k8s" / "defaults" / "main.yml"
 
 
 def _ansible_playbook() -> str:

@@ -28,7 +28,7 @@ def test_supported_minors_are_listed_once_and_in_order():
 
 
 def test_default_kubernetes_version_is_supported():
-    version = load("roles/ipu_k8s_defaults/defaults/main.yml")["ipu_k8s_kubernetes_version"]
+    version = load("roles/ipu_k8s/defaults/main.yml")["ipu_k8s_kubernetes_version"]
     assert ".".join(version.split(".")[:2]) in SUPPORTED
 
 
