@@ -1,0 +1,48 @@
+"""The example site inventory shows every variable a site may set, once.
+
+inventories/gcore/group_vars/all/ is the operator's map of the settings: site.yml holds the
+common ones, roles.yml every other role variable with its default. A variable added to a
+role's meta/argument_specs.yml without a line there fails this test.
+"""
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+GROUP_VARS = ROOT / "inventories" / "gcore" / "group_vars" / "all"
+ROLES = sorted(p.parent.parent.name for p in ROOT.glob("roles/*/meta/argument_specs.yml"))
+
+
+def role_variables(role):
+    spec = yaml.safe_load((ROOT / "roles" / role / "meta" / "argument_specs.yml").read_text())
+    names = set()
+    for entry in spec["argument_specs"].values():
+        names.update((entry.get("options") or {}).keys())
+    return sorted(n for n in names if not n.startswith("__"))
+
+
+def shown_variables():
+    """Names set or shown commented (`# name:`) at the start of a line."""
+    shown = []
+    for path in sorted(GROUP_VARS.glob("*.yml")):
+        for line in path.read_text().splitlines():
+            match = re.match(r"^(?:# ?)?([a-z][a-z0-9_]*):", line)
+            if match:
+                shown.append(match.group(1))
+    return shown
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_every_role_variable_is_shown_in_the_example_inventory(role):
+    shown = set(shown_variables())
+    missing = [name for name in role_variables(role) if name not in shown]
+    assert not missing, f"not in inventories/gcore/group_vars/all/: {missing}"
+
+
+def test_no_variable_is_shown_twice():
+    known = {name for role in ROLES for name in role_variables(role)}
+    shown = [name for name in shown_variables() if name in known]
+    assert sorted(shown) == sorted(set(shown)), "shown more than once: " + str(
+        sorted({n for n in shown if shown.count(n) > 1}))
