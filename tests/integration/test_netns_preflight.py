@@ -1,0 +1,68 @@
+"""Preflight on an IPU node made of real network namespaces.
+
+The real playbooks/preflight.yml runs inside the `lab` node namespace (RDMA NIC rdma0 on
+10.247.208.0/23 at MTU 9000, cluster NIC mgmt0 with the default route): the RDMA network
+is derived by the modules from the kernel's routes, then checked against the pod and
+service networks. The OS checks are skipped (a CI container is not a node: the VM lab runs
+them) and so is the RDMA-device check (no RDMA hardware in a namespace).
+"""
+from pathlib import Path
+
+import pytest
+
+from netns_lab import ROOT, local_host, run_playbook
+
+PREFLIGHT = ROOT / 'playbooks' / 'preflight.yml'
+VIPU = [{'name': 'pod001', 'host': '10.247.208.5', 'port': 8090}]
+
+
+def preflight(lab, tmp_path, **overrides):
+    host = local_host(**{'ipu_k8s_vipu_controllers': VIPU, 'preflight_require_rdma_device': False, **overrides})
+    inventory = {'all': {'hosts': {'poplar-01': host}, 'children': {
+        'k8s_cluster': {'children': {'control_plane': {'hosts': {'poplar-01': None}},
+                                     'workers': {'hosts': {}}}},
+        'ipu_nodes': {'hosts': {'poplar-01': None}}}}}
+    return run_playbook(lab, PREFLIGHT, inventory, tmp_path,
+                        env={'ANSIBLE_SKIP_TAGS': 'preflight_os'})
+
+
+def failure_messages(run):
+    return [result.get('msg', '') for play in run.data['plays'] for task in play['tasks']
+            for result in task['hosts'].values() if result.get('failed')]
+
+
+def test_preflight_passes_and_derives_the_rdma_subnet_from_the_interface(lab, tmp_path):
+    run = preflight(lab, tmp_path)
+    assert run.stats['poplar-01']['failures'] == 0, failure_messages(run)
+    derived = [result['rdma_network'] for play in run.data['plays'] for task in play['tasks']
+               if task['task']['name'].endswith('Derive the RDMA interface, subnet, MTU and excluded range')
+               for result in task['hosts'].values()]
+    assert [(d['interface'], d['cidr'], d['mtu'], d['excludes']) for d in derived] == [
+        ('rdma0', '10.247.208.0/23', 9000, ['10.247.208.0/25'])]
+
+
+@pytest.mark.parametrize('name,value', [
+    ('ipu_k8s_pod_subnet', '10.247.0.0/16'),        # contains the RDMA /23
+    ('ipu_k8s_service_subnet', '10.247.209.0/24'),  # inside the RDMA /23
+])
+def test_cluster_network_overlapping_the_rdma_subnet_is_refused(lab, tmp_path, name, value):
+    run = preflight(lab, tmp_path, **{name: value})
+    messages = failure_messages(run)
+    assert run.stats['poplar-01']['failures'] == 1
+    assert any('the RDMA subnet is 10.247.208.0/23 on rdma0' in m and f'{name}={value}' in m
+               for m in messages), messages
+
+
+def test_cluster_interface_that_is_the_rdma_nic_is_refused(lab, tmp_path):
+    run = preflight(lab, tmp_path, ipu_k8s_cluster_interface='rdma0')
+    messages = failure_messages(run)
+    assert any('the cluster-facing interface (rdma0)' in m for m in messages), messages
+
+
+def test_vipu_address_behind_a_gateway_is_refused_before_anything_changes(lab, tmp_path):
+    run = preflight(lab, tmp_path, ipu_k8s_vipu_controllers=[{'name': 'pod001', 'host': '10.99.0.5'}])
+    messages = failure_messages(run)
+    assert run.stats['poplar-01']['failures'] == 1
+    assert any('10.99.0.5' in m and 'gateway' in m for m in messages), messages
+    # Nothing after the failed derivation ran on the host.
+    assert run.stats['poplar-01']['changed'] == 0
