@@ -160,6 +160,23 @@ class PlaybookRun:
         return self.data['stats']
 
 
+def ansible_env(workdir):
+    """The environment of an ansible-playbook run in a namespace, built from scratch so that
+    nothing from the caller's shell (IPUOF_VIPU_API_*, PATH) leaks in."""
+    workdir = Path(workdir)
+    return {
+        'PATH': '%s:%s' % (Path(PYTHON).parent, SYSTEM_PATH),
+        'HOME': str(workdir),
+        'LANG': 'C.UTF-8',
+        'ANSIBLE_CONFIG': str(ROOT / 'ansible.cfg'),
+        'ANSIBLE_LIBRARY': str(ROOT / 'library'),
+        'ANSIBLE_MODULE_UTILS': str(ROOT / 'module_utils'),
+        'ANSIBLE_LOCAL_TEMP': str(workdir / 'ansible-local'),
+        'ANSIBLE_REMOTE_TEMP': str(workdir / 'ansible-remote'),
+        'ANSIBLE_NOCOLOR': '1',
+    }
+
+
 def run_playbook(netns, playbook, inventory, workdir, env=None):
     """ansible-playbook PLAYBOOK inside netns, with a generated YAML inventory -> PlaybookRun.
 
@@ -170,18 +187,8 @@ def run_playbook(netns, playbook, inventory, workdir, env=None):
     workdir.mkdir(parents=True, exist_ok=True)
     inventory_file = workdir / 'inventory.yml'
     inventory_file.write_text(yaml.safe_dump(inventory, sort_keys=False))
-    run_env = {
-        'PATH': '%s:%s' % (Path(PYTHON).parent, SYSTEM_PATH),
-        'HOME': str(workdir),
-        'LANG': 'C.UTF-8',
-        'ANSIBLE_CONFIG': str(ROOT / 'ansible.cfg'),
-        'ANSIBLE_LIBRARY': str(ROOT / 'library'),
-        'ANSIBLE_MODULE_UTILS': str(ROOT / 'module_utils'),
-        'ANSIBLE_STDOUT_CALLBACK': 'ansible.posix.json',
-        'ANSIBLE_LOCAL_TEMP': str(workdir / 'ansible-local'),
-        'ANSIBLE_REMOTE_TEMP': str(workdir / 'ansible-remote'),
-        'ANSIBLE_NOCOLOR': '1',
-    }
+    run_env = ansible_env(workdir)
+    run_env['ANSIBLE_STDOUT_CALLBACK'] = 'ansible.posix.json'
     run_env.update(env or {})
     proc = subprocess.run([ip_binary(), 'netns', 'exec', netns.name, ANSIBLE_PLAYBOOK, '-i', str(inventory_file),
                            str(PLAYBOOKS / playbook)],

@@ -10,13 +10,13 @@ echo requests never leave the namespaces this test made. Cluster checks are skip
 run too and fail here (there is neither), which the assertions ignore.
 """
 import json
+import os
 import secrets
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from netns_lab import ANSIBLE_PLAYBOOK, PREFIX, PYTHON, ROOT, SYSTEM_PATH, ip_binary, local_host, veth
+from netns_lab import ANSIBLE_PLAYBOOK, PREFIX, ROOT, ansible_env, ip_binary, local_host, veth
 
 VIPU = '10.247.208.10'
 
@@ -33,7 +33,9 @@ def pod_fabric(netns_factory):
 
 
 def run_verify(node, tmp_path, *options, **extra_vars):
-    probe_netns = '%sverify-%s' % (PREFIX, secrets.token_hex(2))
+    # Named like the fixtures' namespaces (prefix, then this process id), so a run that dies
+    # leaves nothing the next session's sweep would not remove.
+    probe_netns = '%s%d-verify-%s' % (PREFIX, os.getpid(), secrets.token_hex(2))
     variables = {
         'ansible_become': False,
         'ipu_k8s_vipu_controllers': [{'name': 'pod1', 'host': VIPU, 'port': 8090}],
@@ -50,15 +52,7 @@ def run_verify(node, tmp_path, *options, **extra_vars):
         'ipu_nodes': {'hosts': {'vnode': {}}},
     }}}
     (tmp_path / 'inventory.json').write_text(json.dumps(inventory))
-    env = {
-        'PATH': '%s:%s' % (Path(PYTHON).parent, SYSTEM_PATH),
-        'HOME': str(tmp_path),
-        'LANG': 'C.UTF-8',
-        'ANSIBLE_CONFIG': str(ROOT / 'ansible.cfg'),
-        'ANSIBLE_LOCAL_TEMP': str(tmp_path / 'ansible-local'),
-        'ANSIBLE_REMOTE_TEMP': str(tmp_path / 'ansible-remote'),
-        'ANSIBLE_NOCOLOR': '1',
-    }
+    env = ansible_env(tmp_path)
     proc = subprocess.run([ip_binary(), 'netns', 'exec', node.name, ANSIBLE_PLAYBOOK, '-i', str(tmp_path / 'inventory.json'),
                            '--skip-tags', 'verify_cluster', *options, str(ROOT / 'playbooks' / 'verify.yml')],
                           cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=300, check=False)
