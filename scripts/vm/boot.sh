@@ -67,18 +67,30 @@ rm -f "${dir}/disk.qcow2" "${dir}/serial.log" "${dir}/qemu.pid"
 qemu-img create -q -f qcow2 -b "${image_dir}/base.qcow2" -F qcow2 "${dir}/disk.qcow2" 20G
 
 ipu_k8s_vm_log "booting ${name} (accel ${IPU_K8S_VM_ACCEL}, ssh 127.0.0.1:${port}, mac ${mac})"
-qemu-system-x86_64 \
-  -name "${name}" \
-  -accel "${IPU_K8S_VM_ACCEL}" -cpu "${IPU_K8S_VM_CPU}" \
-  -m "${memory}" -smp "${smp}" \
-  -kernel "${image_dir}/vmlinuz" -initrd "${image_dir}/initrd.img" \
-  -append "root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet" \
-  -drive "file=${dir}/disk.qcow2,if=virtio,format=qcow2" \
-  -netdev "user,id=net0,hostfwd=tcp:127.0.0.1:${port}-:22" \
-  -device "virtio-net-pci,netdev=net0,mac=${mac}" \
-  -display none -serial "file:${dir}/serial.log" \
-  -pidfile "${dir}/qemu.pid" -daemonize \
-  "${extra[@]}"
+# The VM outlives this script: it must not inherit any descriptor beyond stdio, or it would
+# hold what the caller opened for the length of its own run (for instance the lock of
+# `flock /tmp/ipu-k8s-vm.lock scripts/lab up`, blocking every later locked command).
+# (255 is bash's own descriptor of this script, closed on exec already.)
+(
+  for fd_path in /proc/self/fd/*; do
+    fd=${fd_path##*/}
+    if ((fd > 2 && fd != 255)) && [[ -e ${fd_path} ]]; then
+      exec {fd}>&-
+    fi
+  done
+  exec qemu-system-x86_64 \
+    -name "${name}" \
+    -accel "${IPU_K8S_VM_ACCEL}" -cpu "${IPU_K8S_VM_CPU}" \
+    -m "${memory}" -smp "${smp}" \
+    -kernel "${image_dir}/vmlinuz" -initrd "${image_dir}/initrd.img" \
+    -append "root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet" \
+    -drive "file=${dir}/disk.qcow2,if=virtio,format=qcow2" \
+    -netdev "user,id=net0,hostfwd=tcp:127.0.0.1:${port}-:22" \
+    -device "virtio-net-pci,netdev=net0,mac=${mac}" \
+    -display none -serial "file:${dir}/serial.log" \
+    -pidfile "${dir}/qemu.pid" -daemonize \
+    "${extra[@]}"
+)
 echo "${port}" >"${dir}/ssh_port"
 
 started=${SECONDS}
