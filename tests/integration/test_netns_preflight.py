@@ -6,7 +6,6 @@ is derived by the modules from the kernel's routes, then checked against the pod
 service networks. The OS checks are skipped (a CI container is not a node: the VM lab runs
 them) and so is the RDMA-device check (no RDMA hardware in a namespace).
 """
-from pathlib import Path
 
 import pytest
 

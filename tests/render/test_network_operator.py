@@ -3,7 +3,6 @@ through the role's real defaults, vars and templates, for every chart release th
 supports; and the static shape of the helm, network_operator and rdma_network roles."""
 
 import json
-from pathlib import Path
 
 import pytest
 import yaml

@@ -3,6 +3,7 @@ library/ against it, and run their main() the way Ansible's own unit tests do (m
 args patched in, exit_json/fail_json raising). The kernel and the V-IPU CLI are the only
 things replaced (see FakeCommands); the code under test always runs for real."""
 
+import socket
 import sys
 from pathlib import Path
 
@@ -62,3 +63,19 @@ def no_vipu_environment(monkeypatch):
     """The test's own environment must not leak a V-IPU address into the module."""
     monkeypatch.delenv('IPUOF_VIPU_API_HOST', raising=False)
     monkeypatch.delenv('IPUOF_VIPU_API_PORT', raising=False)
+
+
+# The names the module tests resolve, as a node's /etc/hosts or DNS would answer them.
+HOSTS = {'vipu-ctrl': '10.247.208.5', 'vipu-ctrl.pod001.example': '10.5.212.116'}
+
+
+@pytest.fixture
+def hosts_file(monkeypatch):
+    """Name resolution from HOSTS (the node's /etc/hosts or DNS is not under test here)."""
+
+    def getaddrinfo(host, port, family=0, type=0, *args):
+        if host not in HOSTS:
+            raise socket.gaierror(socket.EAI_NONAME, 'Name or service not known')
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, '', (HOSTS[host], 0))]
+
+    monkeypatch.setattr(socket, 'getaddrinfo', getaddrinfo)

@@ -1,6 +1,5 @@
 """rdma_network_facts: what it asks the kernel, and how it reports answers and refusals."""
 
-import socket
 
 import pytest
 
@@ -18,18 +17,6 @@ def kernel(vipu='10.247.208.5', dev='rdma0', node='10.247.208.21/23', mtu=9000, 
         ROUTE_GET + (vipu,): (0, route_get(vipu, dev, src, **route), ''),
         ADDR_SHOW + (dev,): (0, addr_show(dev, mtu, node), ''),
     })
-
-
-@pytest.fixture
-def hosts_file(monkeypatch):
-    table = {'vipu-ctrl': '10.247.208.5'}
-
-    def getaddrinfo(host, port, family=0, type=0, *args):
-        if host not in table:
-            raise socket.gaierror(socket.EAI_NONAME, 'Name or service not known')
-        return [(socket.AF_INET, socket.SOCK_STREAM, 6, '', (table[host], 0))]
-
-    monkeypatch.setattr(socket, 'getaddrinfo', getaddrinfo)
 
 
 def test_derived_network_is_returned_and_set_as_fact(run_module):

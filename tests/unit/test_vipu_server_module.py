@@ -1,7 +1,6 @@
 """vipu_server: option handling, the order param -> CLI -> environment, and its failures."""
 
 import json
-import socket
 
 import pytest
 
@@ -22,19 +21,6 @@ def no_vipu_cli():
 @pytest.fixture(autouse=True)
 def _clean_environment(no_vipu_environment):
     """No test sees the V-IPU variables of the shell that runs pytest."""
-
-
-@pytest.fixture
-def hosts_file(monkeypatch):
-    """Name resolution from a fixed table (the node's /etc/hosts or DNS is not under test here)."""
-    table = {'vipu-ctrl.pod001.example': '10.5.212.116'}
-
-    def getaddrinfo(host, port, family=0, type=0, *args):
-        if host not in table:
-            raise socket.gaierror(socket.EAI_NONAME, 'Name or service not known')
-        return [(socket.AF_INET, socket.SOCK_STREAM, 6, '', (table[host], 0))]
-
-    monkeypatch.setattr(socket, 'getaddrinfo', getaddrinfo)
 
 
 def test_explicit_address_with_port_is_used_as_given(run_module):
