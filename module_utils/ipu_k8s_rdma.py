@@ -432,7 +432,8 @@ def exclude_ranges(excludes):
 def nv_ipam_blocks(network, block_size):
     """The per-node blocks NVIDIA IPAM cuts an IPPool subnet into, in order -> [(first, last)].
 
-    As nvidia-k8s-ipam's controller allocator (pkg/ipam-controller/allocator/allocator.go):
+    As nvidia-k8s-ipam's controller allocator (pkg/ipam-controller/allocator/allocator.go at
+    tag network-operator-v26.1.2, which also skips blocks that are entirely excluded):
     blocks of block_size addresses from the address after the network address (the network
     address itself only for /31 and /32), a block valid while its last address is inside
     the subnet and is not the broadcast address.
