@@ -139,6 +139,17 @@ _KILL_AFTER = 5
 _SOURCES = {'param': 'the address option', 'cli': 'the V-IPU CLI', 'env': VIPU_ENV_HOST}
 
 
+def _utf8(text):
+    """(text, whether it held undecodable bytes): run_command keeps bytes that are not UTF-8 as
+    lone surrogates, which no module result may carry; they become \\xNN escapes here."""
+    text = text or ''
+    raw = text.encode('utf-8', 'surrogateescape')
+    try:
+        return raw.decode('utf-8'), False
+    except UnicodeDecodeError:
+        return raw.decode('utf-8', 'backslashreplace'), True
+
+
 def _from_cli(module, cli_path):
     """(host, port or None, version) from `<cli> --server-version --showjson`."""
     command = [cli_path, '--server-version', '--showjson']
@@ -146,6 +157,8 @@ def _from_cli(module, cli_path):
     if timeout_bin:
         command = [timeout_bin, '-k', str(_KILL_AFTER), str(module.params['timeout'])] + command
     rc, out, err = module.run_command(command, environ_update={'LC_ALL': 'C'})
+    out, out_undecodable = _utf8(out)
+    err = _utf8(err)[0]
     if timeout_bin and rc in _TIMEOUT_RCS:
         raise IpuK8sError('%s --server-version did not answer within %d s: is the V-IPU controller up and reachable '
                           'from this node? Pass the address explicitly to skip the CLI'
@@ -154,6 +167,10 @@ def _from_cli(module, cli_path):
         raise IpuK8sError('%s --server-version --showjson failed (rc=%d): %s. The V-IPU controller did not answer '
                           'or the CLI is not configured (%s, ~/.vipu.hcl); fix that, or pass the address explicitly'
                           % (cli_path, rc, show_output(err or out), VIPU_ENV_HOST))
+    if out_undecodable:
+        raise IpuK8sError('%s --server-version --showjson printed bytes that are not UTF-8 (shown as \\x..): %s. '
+                          'Check the V-IPU CLI and its locale on this node, or pass the address explicitly'
+                          % (cli_path, show_output(out)))
     answer = parse_vipu_server_version(out)
     host, port = split_address(answer['host'], 'the host printed by %s --server-version' % cli_path)
     return host, port, answer['version']

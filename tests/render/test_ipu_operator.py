@@ -16,10 +16,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
+from ipu_k8s_render import validate_custom_resource
 
 REPO = Path(__file__).resolve().parents[2]
 ROLE = REPO / "roles" / "ipu_operator"
@@ -178,12 +178,10 @@ def _flat_keys(tree: dict, prefix: str = "") -> set[str]:
 
 
 def _chart_keys(version: str) -> set[str]:
-    real = SCHEMAS / f"values-{version}.yaml"
-    if real.exists():
-        return _flat_keys(yaml.safe_load(real.read_text()) or {})
+    """The keys chart `version` has: its values.yaml leaves and the paths its templates read."""
     table = yaml.safe_load((SCHEMAS / "chart-values-keys.yaml").read_text())["versions"]
     assert version in table, f"chart {version} has no key set in {SCHEMAS / 'chart-values-keys.yaml'}"
-    return set(table[version]["keys"])
+    return set(table[version]["values_keys"]) | set(table[version]["template_keys"])
 
 
 def _assert_keys_in_chart(values: dict) -> None:
@@ -448,19 +446,29 @@ def test_smoke_ipujob_worker_template_is_a_valid_pod_template(ipujob):
 
 
 def test_smoke_ipujob_matches_the_ipujob_crd_schema(ipujob):
-    version = _role_defaults()["ipu_operator_chart_version"]
-    crd_file = SCHEMAS / f"ipujobs.graphcore.ai-{version}.yaml"
-    if not crd_file.exists():
-        pytest.skip(f"the IPUJob CRD of chart {version} is not in {SCHEMAS} (see README.md there: "
-                    "it could not be obtained, and none is invented)")
-    crd = yaml.safe_load(crd_file.read_text())
-    assert crd["metadata"]["name"] == "ipujobs.graphcore.ai"
-    served = {v["name"]: v for v in crd["spec"]["versions"]}
-    group_version = ipujob["apiVersion"].split("/")
-    assert crd["spec"]["group"] == group_version[0]
-    assert group_version[1] in served, f"CRD does not serve {group_version[1]}: {sorted(served)}"
-    schema = served[group_version[1]]["schema"]["openAPIV3Schema"]
-    jsonschema.validate(ipujob, schema)
+    """Strictly, as an API server with strict field validation: a misspelt field fails."""
+    crd_file = SCHEMAS / "ipujobs.graphcore.ai-1.2.0.yaml"
+    assert yaml.safe_load(crd_file.read_text())["metadata"]["name"] == "ipujobs.graphcore.ai"
+    validate_custom_resource(ipujob, crd_file)
+
+
+def test_ipujob_crd_schema_refuses_a_misspelt_field(ipujob):
+    wrong = json.loads(json.dumps(ipujob))
+    wrong["spec"]["ipusPerJobInstances"] = wrong["spec"].pop("ipusPerJobInstance")
+    with pytest.raises(AssertionError, match="ipusPerJobInstance"):
+        validate_custom_resource(wrong, SCHEMAS / "ipujobs.graphcore.ai-1.2.0.yaml")
+
+
+def test_stored_key_lists_are_the_real_charts():
+    """Spot checks of facts read in the archives (see chart-values-keys.yaml)."""
+    table = yaml.safe_load((SCHEMAS / "chart-values-keys.yaml").read_text())["versions"]
+    for version in ("1.1.0", "1.2.0"):
+        entry = table[version]
+        assert entry["source"]["repo"] == "graphcore/helm-charts" and entry["source"]["commit"]
+        assert "fullnameOverride" in entry["values_keys"] and "fullNameOverride" not in entry["values_keys"]
+        assert "verified" not in entry
+    assert not [k for k in _chart_keys("1.2.0") if k.startswith("admissionWebhooks.patch")]
+    assert "admissionWebhooks.patch.image.repository" in _chart_keys("1.1.0")
 
 
 # --- node labels through the Kubernetes API ----------------------------------------------

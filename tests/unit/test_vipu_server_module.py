@@ -177,3 +177,25 @@ def test_check_mode_gives_the_same_answer(run_module):
     commands = vipu_cli('{"version": "1.18.0", "host": "10.5.212.116:8090"}')
     result = run_module('vipu_server', {'_ansible_check_mode': True}, commands)
     assert result['vipu_server']['source'] == 'cli' and result['changed'] is False
+
+
+def _as_run_command_decodes(raw):
+    """run_command's text for raw bytes: undecodable bytes become lone surrogates."""
+    return raw.decode('utf-8', 'surrogateescape')
+
+
+def test_cli_output_that_is_not_utf8_ends_in_the_modules_message(run_module):
+    stdout = _as_run_command_decodes(b'{"version": "1.18.0", "host": "10.5.\xff\xfe.116:8090"}\n')
+    with pytest.raises(ModuleFail) as failure:
+        run_module('vipu_server', {}, vipu_cli(stdout))
+    message = failure.value.result['msg']
+    assert 'printed bytes that are not UTF-8' in message and '10.5.\\xff\\xfe.116' in message
+    message.encode('utf-8')  # what Ansible's controller insists on: no lone surrogates
+    json.dumps(failure.value.result, ensure_ascii=False).encode('utf-8')
+
+
+def test_failing_cli_with_undecodable_stderr_ends_in_the_modules_message(run_module):
+    stderr = _as_run_command_decodes(b'Error: \xc3\x28 connection refused\n')
+    with pytest.raises(ModuleFail, match=r'failed \(rc=1\): Error: \\xc3\( connection refused') as failure:
+        run_module('vipu_server', {}, vipu_cli('', rc=1, stderr=stderr))
+    failure.value.result['msg'].encode('utf-8')
