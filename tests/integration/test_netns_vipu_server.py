@@ -65,7 +65,8 @@ def failure(run, case):
 
 def test_explicit_name_resolves_from_the_nodes_hosts_file(vipu_run):
     assert server(vipu_run, 'param_name_and_port') == {
-        'host': '10.247.208.5', 'port': 8091, 'address': '10.247.208.5:8091', 'version': None, 'source': 'param'}
+        'host': '10.247.208.5', 'port': 8091, 'address': '10.247.208.5:8091', 'version': None, 'source': 'param',
+        'name': '10.247.208.5:8091', 'label': 'ipunode=true'}
 
 
 def test_result_is_left_as_a_host_fact(vipu_run):
@@ -75,7 +76,8 @@ def test_result_is_left_as_a_host_fact(vipu_run):
 
 def test_cli_on_path_wins_over_the_environment(vipu_run):
     assert server(vipu_run, 'cli_on_path') == {
-        'host': '10.5.212.116', 'port': 8090, 'address': '10.5.212.116:8090', 'version': '1.18.0', 'source': 'cli'}
+        'host': '10.5.212.116', 'port': 8090, 'address': '10.5.212.116:8090', 'version': '1.18.0', 'source': 'cli',
+        'name': '10.5.212.116:8090', 'label': 'ipunode=true'}
 
 
 def test_cli_reporting_a_name_is_resolved(vipu_run):
@@ -95,7 +97,8 @@ def test_cli_text_output_is_understood(vipu_run):
 
 def test_environment_gives_the_address_without_a_cli(vipu_run):
     assert server(vipu_run, 'env_only') == {
-        'host': '10.5.212.116', 'port': 8095, 'address': '10.5.212.116:8095', 'version': None, 'source': 'env'}
+        'host': '10.5.212.116', 'port': 8095, 'address': '10.5.212.116:8095', 'version': None, 'source': 'env',
+        'name': '10.5.212.116:8095', 'label': 'ipunode=true'}
 
 
 def test_environment_host_without_port_takes_the_port_option(vipu_run):
