@@ -1,4 +1,4 @@
-"""The verify report: table, JSON file and the final verdict, for given result rows.
+"""The verify report: table, JSON and HTML files and the final verdict, for given result rows.
 
 Runs the verify role's report entry point (tasks_from: report) through ansible-playbook
 on this machine over the local connection, with two inventory hosts that carry the rows
@@ -19,7 +19,7 @@ ROWS_A = [
     {"host": "node-a", "check": "RDMA data path (macvlan to V-IPU)", "expected": "reply from the V-IPU controller",
      "observed": "3 packets transmitted, 3 received from 10.247.208.10", "status": "PASS"},
     {"host": "node-a", "check": "Multus and Whereabouts CNI files", "expected": "needs the cluster",
-     "observed": "skipped: tag verify_cluster not selected", "status": "SKIP"},
+     "observed": "no cluster in the lab: verify_cluster skipped", "status": "SKIP"},
 ]
 ROW_B_FAIL = {"host": "node-b", "check": "containerd memlock (running process)",
               "expected": "soft unlimited, hard unlimited", "observed": "soft 8388608, hard 8388608 (pid 812)",
@@ -57,31 +57,53 @@ def run_report(tmp_path, rows_by_host, fail_host=None):
 
 
 def table_lines(stdout):
-    """The printed table: from the header line to the summary line."""
+    """The printed report: from the header line to the counts line."""
     lines = stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if "HOST" in line and "OBSERVED" in line and "STATUS" in line)
     end = next(i for i in range(start, len(lines)) if " checks: " in lines[i])
-    return [line.strip() for line in lines[start:end + 1]]
+    return lines[start:end + 1]
 
 
-def test_all_passing_rows_give_a_table_a_json_report_and_success(tmp_path):
+def body_rows(table):
+    """The table's rows (continuation lines of a wrapped row folded into it), up to the blank line."""
+    status_at = table[0].index("STATUS")
+    rows = []
+    for line in table[2:]:
+        if not line.strip():
+            break
+        if line[status_at:].strip():
+            rows.append(line)
+        else:
+            rows[-1] += "\n" + line
+    return rows
+
+
+def test_all_passing_rows_give_a_table_json_and_html_reports_and_success(tmp_path):
     result, reports = run_report(tmp_path, {"node-a": ROWS_A, "node-b": [ROW_B_PASS]})
     assert result.returncode == 0, result.stdout + result.stderr
     assert len(reports) == 1
     report = json.loads(reports[0].read_text())
     assert report["results"] == ROWS_A + [ROW_B_PASS]
     assert report["summary"] == {"PASS": 3, "FAIL": 0, "SKIP": 1}
+    html = reports[0].with_suffix(".html")
+    assert html.is_file() and html.read_text().count("<tr class=") == 4
     table = table_lines(result.stdout)
     assert table[0].split() == ["HOST", "CHECK", "EXPECTED", "OBSERVED", "STATUS"]
-    body = table[2:-1]
-    assert len(body) == 4
-    # One row per result, in order, the status in the last column; columns aligned.
-    assert [line.split()[0] for line in body] == ["node-a", "node-a", "node-a", "node-b"]
-    assert [line.split()[-1] for line in body] == ["PASS", "PASS", "SKIP", "PASS"]
-    assert len({line.index(row["check"]) for line, row in zip(body, ROWS_A + [ROW_B_PASS])}) == 1
+    # Printed as it is (no YAML indentation), within 100 columns.
+    body = body_rows(table)
+    assert table[0].startswith("HOST ") and max(len(line) for row in body for line in row.splitlines()) <= 100
+    # One row per result, in order, the status in the last column.
+    assert [row.split()[0] for row in body] == ["node-a", "node-a", "node-a", "node-b"]
+    assert [row.splitlines()[0].split()[-1] for row in body] == ["PASS", "PASS", "SKIP", "PASS"]
+    # The SKIP row's reason on a line of its own under the table.
+    assert "SKIP  node-a: Multus and Whereabouts CNI files: %s" % ROWS_A[2]["observed"] in result.stdout
     assert "4 checks: 3 PASS, 0 FAIL, 1 SKIP. JSON: %s" % reports[0] in table[-1]
+    assert "HTML: %s" % html in result.stdout
     # Printed once, not once per host.
     assert result.stdout.count("HOST  ") == 1
+    # The closing block of the progress output says where the report is.
+    assert "  report (JSON): %s" % reports[0] in result.stdout
+    assert "Verify: 3 PASS, 0 FAIL, 1 SKIP" in result.stdout
 
 
 def test_a_failed_check_fails_the_play_after_the_report_is_written(tmp_path):
@@ -90,8 +112,10 @@ def test_a_failed_check_fails_the_play_after_the_report_is_written(tmp_path):
     assert len(reports) == 1
     report = json.loads(reports[0].read_text())
     assert report["summary"] == {"PASS": 2, "FAIL": 1, "SKIP": 1}
-    failed_row = [line for line in table_lines(result.stdout) if line.endswith("FAIL")]
-    assert len(failed_row) == 1 and "soft 8388608, hard 8388608 (pid 812)" in failed_row[0]
+    failed_row = [row for row in body_rows(table_lines(result.stdout)) if row.splitlines()[0].endswith("FAIL")]
+    assert len(failed_row) == 1 and all(word in failed_row[0] for word in ROW_B_FAIL["observed"].split())
+    assert ("FAIL  node-b: containerd memlock (running process): observed soft 8388608, hard 8388608 (pid 812);"
+            in result.stdout)
     assert "1 check(s) FAILED: node-b: containerd memlock (running process)." in result.stdout
     assert str(reports[0]) in result.stdout
 
@@ -107,10 +131,12 @@ def test_a_host_that_dropped_out_is_reported_as_failed(tmp_path):
     assert ROW_B_PASS in report["results"]
 
 
-def test_long_values_are_cut_in_the_table_but_whole_in_the_json(tmp_path):
+def test_long_values_wrap_in_the_table_and_are_whole_in_the_json(tmp_path):
     long_row = dict(ROW_B_PASS, observed="x" * 300)
     result, reports = run_report(tmp_path, {"node-a": [long_row]})
     assert result.returncode == 0, result.stdout + result.stderr
     assert json.loads(reports[0].read_text())["results"][0]["observed"] == "x" * 300
-    row = table_lines(result.stdout)[2]
-    assert "x" * 61 + "..." in row and "x" * 62 not in row
+    row = body_rows(table_lines(result.stdout))[0]
+    assert "..." not in row
+    assert "".join(row.split()).count("x") == 300
+    assert max(len(line) for line in row.splitlines()) <= 100
