@@ -112,6 +112,31 @@ def test_the_default_callback_remains_the_plain_fallback(tmp_path):
     assert 'finished in' not in proc.stdout
 
 
+def test_through_ansible_runner_the_events_are_structured_and_the_output_is_the_same(tmp_path):
+    import ansible_runner
+
+    (tmp_path / 'runner').mkdir()
+    run = ansible_runner.run(
+        private_data_dir=str(tmp_path / 'runner'), project_dir=str(FIXTURE), playbook='site.yml',
+        inventory='localhost ansible_connection=local ansible_python_interpreter=%s' % sys.executable,
+        extravars={'progress_dir': str(tmp_path)}, quiet=True,
+        envvars={'ANSIBLE_CONFIG': str(ROOT / 'ansible.cfg'), 'ANSIBLE_STDOUT_CALLBACK': 'ipu_k8s_progress',
+                 'ANSIBLE_CALLBACK_PLUGINS': str(ROOT / 'callback_plugins'), 'ANSIBLE_NOCOLOR': '1',
+                 'ANSIBLE_LIBRARY': str(FIXTURE / 'library'),
+                 'PATH': '%s:%s' % (ROOT / '.venv' / 'bin', os.environ.get('PATH', ''))})
+    stdout = run.stdout.read()
+    assert (run.status, run.rc) == ('successful', 0), stdout
+    assert run.stats['changed'] == {'localhost': 1}
+    events = list(run.events)
+    retries = [e for e in events if e['event'] == 'runner_retry']
+    assert len(retries) == 2 and retries[0]['event_data']['task'] == 'The counter reaches 2'
+    changed = [e['event_data']['task'] for e in events
+               if e['event'] == 'runner_on_ok' and e['event_data']['res'].get('changed')]
+    assert changed == ['Write the marker file']
+    assert '== 2/2 wait' in stdout and 'RETRYING' not in stdout
+    assert 'report (JSON): %s/verify.json' % tmp_path in closing_block(stdout)
+
+
 @pytest.mark.parametrize('seconds, text', [(0, '0:00'), (42.4, '0:42'), (725, '12:05'), (3723, '1:02:03')])
 def test_elapsed_times_read_as_minutes_and_seconds(seconds, text):
     assert ipu_k8s_progress.format_elapsed(seconds) == text
