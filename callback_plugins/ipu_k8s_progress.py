@@ -9,7 +9,8 @@ name: ipu_k8s_progress
 type: stdout
 short_description: compact progress of the ipu-k8s journey, with steps, times and a closing block
 description:
-  - One line per task (consecutive identical lines folded into one, C(xN)), under a header per
+  - One line per task (consecutive identical lines folded into one, C(xN); ok lines of
+    C(set_fact), C(set_stats) and C(include_vars) left out), under a header per
     step of the journey (C(3/7 cluster)), taken from the names of site.yml's imported playbooks
     (C(Step N - name)), or from a play variable C(ipu_k8s_step), or from the play names.
   - Elapsed time per task, per step and for the run.
@@ -40,6 +41,9 @@ from ansible.plugins.callback.default import CallbackModule as DefaultCallback
 _STEP_NAME = re.compile(r'^\s*Step\s+(\d+)\s*[-:]\s*(.+?)\s*$', re.IGNORECASE)
 _IMPORT_KEYS = ('ansible.builtin.import_playbook', 'import_playbook', 'ansible.legacy.import_playbook')
 _STATUS_ORDER = ('failed', 'unreachable', 'changed', 'ok', 'skipped')
+# Tasks that only keep the run's own records: their ok lines are not shown (a failure is).
+_BOOKKEEPING = frozenset(prefix + name for prefix in ('', 'ansible.builtin.', 'ansible.legacy.')
+                         for name in ('set_fact', 'set_stats', 'include_vars'))
 
 
 def format_elapsed(seconds):
@@ -210,6 +214,7 @@ class CallbackModule(DefaultCallback):
         self._warnings = []         # [(message, where)]
         self._failed_hosts = set()
         self._includes = 0
+        self._bookkeeping = 0       # ok set_fact / set_stats tasks, not shown
         self._waits = {}            # (task uuid, host) -> start time
 
     # -- output helpers ---------------------------------------------------------------
@@ -285,6 +290,9 @@ class CallbackModule(DefaultCallback):
         if status == 'skipped' and not self.get_option('display_skipped_hosts'):
             return
         if status == 'ok' and not self.get_option('display_ok_hosts'):
+            return
+        if status == 'ok' and task.action in _BOOKKEEPING and not self._task_extras:
+            self._bookkeeping += 1
             return
         if status in ('failed', 'unreachable'):
             return  # already printed in full when it happened
