@@ -275,6 +275,8 @@ class CallbackModule(DefaultCallback):
         number, total, name = label
         if number and total:
             return '%d/%d %s' % (number, total, name)
+        if number:
+            return '%d %s' % (number, name)
         return name
 
     def _close_task(self):

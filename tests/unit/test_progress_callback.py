@@ -153,3 +153,9 @@ def test_the_project_site_yml_gives_seven_named_steps():
     steps = ipu_k8s_progress.number_steps(ipu_k8s_progress.playbook_steps(str(ROOT / 'site.yml')))
     assert (3, 7, 'cluster') in steps and steps[-1] == (7, 7, 'verify'), steps
     assert ipu_k8s_progress.site_step(str(ROOT / 'playbooks' / 'verify.yml')) == (7, 7, 'verify')
+
+
+@pytest.mark.parametrize('label, text', [((3, 7, 'cluster'), '3/7 cluster'), ((2, 0, 'wait'), '2 wait'),
+                                         ((None, None, 'Converge'), 'Converge')])
+def test_step_labels(label, text):
+    assert ipu_k8s_progress.CallbackModule._label_text(label) == text
