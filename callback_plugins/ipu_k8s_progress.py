@@ -212,7 +212,7 @@ class CallbackModule(DefaultCallback):
         self._held = None           # (key, text builder args, count)
         self._changed = {}          # host -> [task names]
         self._warnings = []         # [(message, where)]
-        self._failed_hosts = set()
+        self._failed_hosts = set()   # from the final stats: a failure a block rescued does not count
         self._includes = 0
         self._bookkeeping = 0       # ok set_fact / set_stats tasks, not shown
         self._waits = {}            # (task uuid, host) -> start time
@@ -418,15 +418,12 @@ class CallbackModule(DefaultCallback):
     def v2_runner_on_failed(self, result, ignore_errors=False):
         self._record(result, 'ok' if ignore_errors else 'failed')
         self._note_warnings(result)
-        if not ignore_errors:
-            self._failed_hosts.add(result.host.get_name())
         self._say('  %7s  FAILED   %s  [%s]' % (self._elapsed(), result.task.get_name().strip(), self.host_label(result)),
                   color=C.COLOR_ERROR)
         super().v2_runner_on_failed(result, ignore_errors)
 
     def v2_runner_on_unreachable(self, result):
         self._record(result, 'unreachable')
-        self._failed_hosts.add(result.host.get_name())
         self._emit_held()
         super().v2_runner_on_unreachable(result)
 

@@ -159,3 +159,12 @@ def test_the_project_site_yml_gives_seven_named_steps():
                                          ((None, None, 'Converge'), 'Converge')])
 def test_step_labels(label, text):
     assert ipu_k8s_progress.CallbackModule._label_text(label) == text
+
+
+def test_a_failure_a_block_rescued_does_not_ask_for_a_fix(tmp_path):
+    proc = run_playbook(tmp_path, 'rescued.yml')
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert 'FAILED   Probe  [localhost]' in proc.stdout
+    block = closing_block(proc.stdout)
+    assert re.search(r'^localhost +: ok=\d+ changed=0 unreachable=0 failed=0 skipped=0 rescued=1', block, re.M), block
+    assert 'Fix the error' not in block and 'Nothing changed.' in block
