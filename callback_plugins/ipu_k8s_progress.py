@@ -152,10 +152,10 @@ def site_step(playbook_path):
 def summarise_hosts(statuses):
     """'node1, node2' when every host had the same result, else 'changed node1, node2; ok vipu1'."""
     if len(set(statuses.values())) == 1:
-        return ', '.join(statuses)
+        return ', '.join(sorted(statuses))
     parts = []
     for status in _STATUS_ORDER:
-        hosts = [host for host, value in statuses.items() if value == status]
+        hosts = sorted(host for host, value in statuses.items() if value == status)
         if hosts:
             parts.append('%s %s' % (status, ', '.join(hosts)))
     return '; '.join(parts)

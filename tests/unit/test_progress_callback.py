@@ -168,3 +168,9 @@ def test_a_failure_a_block_rescued_does_not_ask_for_a_fix(tmp_path):
     block = closing_block(proc.stdout)
     assert re.search(r'^localhost +: ok=\d+ changed=0 unreachable=0 failed=0 skipped=0 rescued=1', block, re.M), block
     assert 'Fix the error' not in block and 'Nothing changed.' in block
+
+
+def test_hosts_of_a_task_line_are_listed_in_name_order():
+    assert ipu_k8s_progress.summarise_hosts({'vipu1': 'ok', 'node1': 'ok'}) == 'node1, vipu1'
+    assert ipu_k8s_progress.summarise_hosts({'vipu1': 'ok', 'node2': 'changed', 'node1': 'changed'}) == \
+        'changed node1, node2; ok vipu1'
