@@ -21,8 +21,8 @@ description:
     (MACVLAN pods must share the L2 subnet with the controller), when the address is the node's
     own or not unicast, when the subnet is not larger than the excluded prefix, when a pinned
     O(interface) is not the one the kernel uses, and when an O(exclude) entry is not inside the subnet.
-  - Warns when the controller address or the node's own RDMA address lies outside the excluded
-    range, since Whereabouts could then hand that address to a pod.
+  - Adds the controller address and the node's own RDMA address to the excludes (as /32) when
+    the excluded range leaves them out, so the IPAM can never hand either to a pod.
   - Reads only; never changes anything.
 version_added: "1.0.0"
 author:
@@ -115,10 +115,15 @@ rdma_network:
       type: int
       sample: 9000
     excludes:
-      description: CIDRs Whereabouts must not hand to pods.
+      description: CIDRs the IPAM must not hand to pods, the node's own and the controller's address included.
       type: list
       elements: str
-      sample: ["10.247.208.0/25"]
+      sample: ["10.247.208.0/25", "10.247.208.201/32"]
+    excludes_added:
+      description: The /32s of I(excludes) added because the excluded range left those addresses out.
+      type: list
+      elements: str
+      sample: ["10.247.208.201/32"]
     vipu_address:
       description: The controller's IPv4 address (port dropped, host name resolved).
       type: str

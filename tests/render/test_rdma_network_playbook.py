@@ -91,9 +91,11 @@ def test_nodes_derive_and_agree_on_the_rdma_network(netns, site):
         'cidr': '10.247.208.0/23',
         'prefix': 23,
         'mtu': 9000,
-        'excludes': ['10.247.208.0/25'],
+        # The node's own address (10.247.208.201) lies outside the first /25: excluded with it.
+        'excludes': ['10.247.208.0/25', '10.247.208.201/32'],
         'vipu_addresses': ['10.247.208.116'],
     }
+    assert 'outside the excluded range' not in result.stdout + result.stderr
     assert 'V-IPU 10.247.208.116:8090 (param) is reached through rdma0 in 10.247.208.0/23' in ' '.join(result.stdout.split())
 
 
@@ -102,7 +104,7 @@ def test_explicit_excludes_and_a_pinned_interface_reach_the_modules(netns, site)
                  '-e', 'ipu_k8s_rdma_interface=rdma0')
     assert result.returncode == 0, result.stdout + result.stderr
     agreed = json.loads((site / 'agreed.json').read_text())
-    assert agreed['excludes'] == ['10.247.208.0/26']
+    assert agreed['excludes'] == ['10.247.208.0/26', '10.247.208.116/32', '10.247.208.201/32']
 
 
 def test_an_unknown_controller_name_is_refused_on_the_node(netns, site):

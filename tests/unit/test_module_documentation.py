@@ -70,8 +70,9 @@ def test_examples_use_only_documented_options(name):
 RETURNED = {
     'vipu_server': ('vipu_server', {'host', 'port', 'address', 'version', 'source'}),
     'rdma_network_facts': ('rdma_network', {'interface', 'cidr', 'prefix', 'node_address', 'mtu', 'excludes',
-                                            'vipu_address'}),
-    'rdma_network_consensus': ('rdma_network', {'interface', 'cidr', 'prefix', 'mtu', 'excludes', 'vipu_addresses'}),
+                                            'excludes_added', 'vipu_address'}),
+    'rdma_network_consensus': ('rdma_network', {'interface', 'cidr', 'prefix', 'mtu', 'excludes', 'vipu_addresses',
+                                                 'nv_ipam'}),
 }
 
 

@@ -23,7 +23,8 @@ def test_derived_network_is_returned_and_set_as_fact(run_module):
     result = run_module('rdma_network_facts', {'address': '10.247.208.5'}, kernel())
     assert result['rdma_network'] == {'interface': 'rdma0', 'cidr': '10.247.208.0/23', 'prefix': 23,
                                       'node_address': '10.247.208.21', 'mtu': 9000,
-                                      'excludes': ['10.247.208.0/25'], 'vipu_address': '10.247.208.5'}
+                                      'excludes': ['10.247.208.0/25'], 'excludes_added': [],
+                                      'vipu_address': '10.247.208.5'}
     assert result['ansible_facts'] == {'rdma_network': result['rdma_network']}
     assert result['changed'] is False
 
@@ -137,10 +138,11 @@ def test_address_is_required(run_module):
         run_module('rdma_network_facts', {}, kernel())
 
 
-def test_addresses_outside_the_exclude_are_warned_about(run_module):
+def test_addresses_outside_the_exclude_are_excluded_not_warned_about(run_module):
     result = run_module('rdma_network_facts', {'address': '10.247.209.200'},
                         kernel('10.247.209.200', 'rdma0', '10.247.208.21/23'))
-    assert len(result['warnings']) == 1 and '10.247.209.200 is outside the excluded range' in result['warnings'][0]
+    assert result['rdma_network']['excludes'] == ['10.247.208.0/25', '10.247.209.200/32']
+    assert not result.get('warnings')
 
 
 def test_check_mode_gives_the_same_answer(run_module):
