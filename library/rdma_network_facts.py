@@ -23,6 +23,9 @@ description:
     O(interface) is not the one the kernel uses, and when an O(exclude) entry is not inside the subnet.
   - Adds the controller address and the node's own RDMA address to the excludes (as /32) when
     the excluded range leaves them out, so the IPAM can never hand either to a pod.
+  - When the route is refused or missing because the RDMA NIC holding the controller's subnet is
+    administratively down (the kernel then drops its routes and finds the default gateway, or
+    nothing), the refusal says so (C(RDMA NIC <if> is down)), read from C(ip -j -4 addr show).
   - Reads only; never changes anything.
 version_added: "1.0.0"
 author:
@@ -135,6 +138,7 @@ from ansible.module_utils.ipu_k8s_rdma import (
     DEFAULT_EXCLUDE_PREFIX,
     IpuK8sError,
     derive_rdma_network,
+    refuse_down_interface,
     resolve_ipv4,
     show_output,
     split_address,
@@ -148,10 +152,18 @@ def rdma_network(module, ip_bin):
         raise IpuK8sError('exclude_prefix %d is not a prefix length (1-32)' % params['exclude_prefix'])
     host = split_address(params['address'], 'address')[0]
     address = resolve_ipv4(host)
+    def read_all_interfaces():
+        rc, out, err = module.run_command([ip_bin, '-j', '-4', 'addr', 'show'], environ_update={'LC_ALL': 'C'})
+        if rc != 0:
+            raise IpuK8sError('cannot list the interfaces of this node (ip -j -4 addr show): %s'
+                              % show_output(err or out))
+        return out
+
     try:
         rc, route_json, err = module.run_command([ip_bin, '-j', '-4', 'route', 'get', address],
                                                  environ_update={'LC_ALL': 'C'})
         if rc != 0:
+            refuse_down_interface(read_all_interfaces, address)
             raise IpuK8sError('the kernel has no route to the V-IPU address %s (%s): give this node an address in '
                               "the V-IPU controller's subnet on its RDMA NIC, and check that the NIC is up"
                               % (address, show_output(err or route_json)))
@@ -165,7 +177,7 @@ def rdma_network(module, ip_bin):
             return out
 
         return derive_rdma_network(route_json, read_interface, address, params['exclude_prefix'],
-                                   params['exclude'], params['interface'] or None)
+                                   params['exclude'], params['interface'] or None, read_all_interfaces)
     except IpuK8sError as e:
         if host != address:
             raise IpuK8sError('%s [%s resolves to %s]' % (e, host, address))

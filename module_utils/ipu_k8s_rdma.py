@@ -344,16 +344,53 @@ def _suggest_network(text):
         return '10.247.208.0/25'
 
 
+def down_interface_holding(links, address):
+    """(name, its address/prefix) of an administratively down interface whose IPv4 subnet
+    holds address, from `ip -j addr show`; None when there is none.
+
+    The kernel drops the connected routes of a down interface, so the route lookup then
+    finds the default gateway (or nothing): this names the real cause.
+    """
+    target = ipaddress.IPv4Address(address)
+    for link in links:
+        if not isinstance(link, dict) or 'UP' in (link.get('flags') or []):
+            continue
+        for info in link.get('addr_info') or []:
+            if info.get('family') != 'inet' or 'local' not in info:
+                continue
+            iface = ipaddress.IPv4Interface('%s/%s' % (info['local'], info.get('prefixlen', 32)))
+            if target in iface.network:
+                return link.get('ifname'), str(iface)
+    return None
+
+
+def refuse_down_interface(read_all_interfaces, address):
+    """Raise 'RDMA NIC <if> is down' when a down interface holds address's subnet."""
+    if read_all_interfaces is None:
+        return
+    down = down_interface_holding(parse_ip_json(read_all_interfaces(), 'ip -j -4 addr show'), address)
+    if down:
+        raise IpuK8sError('RDMA NIC %s is down: it has %s, the subnet of the V-IPU address %s, but it is '
+                          'administratively down, so the kernel routes nothing through it. Bring it up '
+                          '(ip link set %s up, and make it come up at boot in the netplan/ifupdown '
+                          'configuration), then run again' % (down[0], down[1], address, down[0]))
+
+
 def derive_rdma_network(route_json, read_interface, address, exclude_prefix=DEFAULT_EXCLUDE_PREFIX,
-                        excludes=None, interface=None):
+                        excludes=None, interface=None, read_all_interfaces=None):
     """Everything rdma_network_facts returns -> (rdma_network dict, warnings list).
 
     route_json is what `ip -j route get <address>` printed; read_interface(device) returns
     what `ip -j addr show dev <device>` prints, and is called only once the route is
-    accepted.
+    accepted. read_all_interfaces() returns what `ip -j -4 addr show` prints; it is called
+    only when the route is refused, to tell a down RDMA NIC from a wrong address.
     """
     routes = parse_ip_json(route_json, 'ip -j route get %s' % address)
-    device, preferred_source = check_route(routes, address, interface)
+    try:
+        device, preferred_source = check_route(routes, address, interface)
+    except IpuK8sError:
+        refuse_down_interface(read_all_interfaces, address)
+        raise
     links = parse_ip_json(read_interface(device), 'ip -j addr show dev %s' % device)
     mtu, addresses = parse_interface(links, device)
     chosen = connected_network(addresses, address, device, preferred_source)

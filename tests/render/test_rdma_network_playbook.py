@@ -96,7 +96,7 @@ def test_nodes_derive_and_agree_on_the_rdma_network(netns, site):
         'vipu_addresses': ['10.247.208.116'],
     }
     assert 'outside the excluded range' not in result.stdout + result.stderr
-    assert 'V-IPU 10.247.208.116:8090 (param) is reached through rdma0 in 10.247.208.0/23' in ' '.join(result.stdout.split())
+    assert 'V-IPU 10.247.208.116:8090 (inventory) is reached through rdma0 in 10.247.208.0/23' in ' '.join(result.stdout.split())
 
 
 def test_explicit_excludes_and_a_pinned_interface_reach_the_modules(netns, site):
@@ -111,5 +111,5 @@ def test_an_unknown_controller_name_is_refused_on_the_node(netns, site):
     result = run(netns, site, '-e', CONTROLLERS, '-e', 'ipu_k8s_vipu_controller=pod009')
     assert result.returncode != 0
     output = ' '.join(result.stdout.split())
-    assert 'ipu_k8s_vipu_controller is "pod009" but ipu_k8s_vipu_controllers has no entry with that name' in output
+    assert "ipu_k8s_vipu_controller 'pod009' names no entry of ipu_k8s_vipu_controllers" in output
     assert not (site / 'agreed.json').exists()
