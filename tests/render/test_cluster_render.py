@@ -496,6 +496,7 @@ def test_repository_key_is_dearmoured_into_the_signed_by_keyring(tmp_path):
     inventory.write_text(yaml.safe_dump({'all': {'hosts': {'node': {
         'ansible_connection': 'local',
         'kubernetes_packages_key_local_path': str(release_key),
+        'kubernetes_packages_key_fingerprints': _fingerprints(home, release_key),
         'kubernetes_packages_keyring': str(keyring),
         'kubernetes_packages_sources_path': str(sources / 'kubernetes.sources'),
         'kubernetes_packages_legacy_sources': [str(legacy)],

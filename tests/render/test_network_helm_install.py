@@ -92,3 +92,16 @@ def test_a_tarball_with_another_checksum_is_refused(site):
     assert 'failed=1' in recap
     assert 'expected %s' % ('0' * 64) in result.stdout
     assert not (site['dir'] / 'bin' / 'helm').exists()
+
+
+def test_a_binary_left_half_unpacked_is_replaced(site):
+    # An interrupted run left a cut-off binary where the unpack goes: it must not count as unpacked.
+    half = site['dir'] / 'cache' / 'helm-v3.16.3-linux-amd64' / 'linux-amd64' / 'helm'
+    half.parent.mkdir(parents=True)
+    half.write_text('#!/bin/sh\nech')
+    half.chmod(0o755)
+    result, recap = run_role(site)
+    assert result.returncode == 0, result.stdout + result.stderr
+    installed = subprocess.run([str(site['dir'] / 'bin' / 'helm'), 'version', '--short'],
+                               capture_output=True, text=True, check=True)
+    assert installed.stdout.strip() == 'v3.16.3+gcfd0749'

@@ -117,3 +117,29 @@ def test_docker_daemon_json_gains_unlimited_memlock_and_keeps_the_rest(host):
     assert config["default-ulimits"]["nofile"] == {"Name": "nofile", "Soft": 65536, "Hard": 65536}
     assert config["exec-opts"] == ["native.cgroupdriver=systemd"]
     assert config["log-opts"] == {"max-size": "100m"}
+
+
+def test_running_containerd_uses_the_systemd_cgroup_driver(host):
+    # What the running process parsed, not what the file says: containerd logs its CRI
+    # configuration once, when the CRI plugin starts. side_effect.yml interrupted a run
+    # after config.toml was written and before the restart, then ran again.
+    pid = host.check_output("systemctl show containerd -p MainPID --value")
+    log = host.check_output(f"journalctl --no-pager -o cat _PID={pid}")
+    started = [line for line in log.splitlines() if "Start cri plugin with config" in line]
+    assert started, log[-2000:]
+    assert "SystemdCgroup:true" in started[-1], started[-1][:2000]
+
+
+def test_running_containerd_started_after_its_configuration(host):
+    # The same comparison the role makes, done here by hand: the main process's start
+    # (monotonic clock, turned into wall-clock time) is later than every file it reads.
+    script = (
+        "import os, subprocess, time\n"
+        "us = int(subprocess.check_output(['systemctl', 'show', 'containerd', '-p',"
+        " 'ExecMainStartTimestampMonotonic', '--value']))\n"
+        "started = time.time() - (time.clock_gettime(time.CLOCK_MONOTONIC) - us / 1e6)\n"
+        f"files = ['{CONFIG}', '/etc/systemd/system/containerd.service.d/ipu-k8s-memlock.conf']\n"
+        "print(min(started - os.stat(f).st_mtime for f in files))\n"
+    )
+    margin = float(host.check_output(f"python3 -c \"{script}\""))
+    assert margin > 0, f"containerd started {-margin:.1f} s before its configuration last changed"

@@ -1,0 +1,59 @@
+"""Preflight is a gate for the whole fleet: one host failing it stops every host.
+
+Two inventory hosts are this machine over the local connection; one carries a setting
+preflight refuses. playbooks/preflight.yml runs for real, followed by a stand-in for
+step 2 that leaves a marker per host it reaches: with the gate, no host gets one.
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+PLAYBOOKS = ROOT / 'playbooks'
+
+
+def run_gate(tmp_path, bad_host_vars):
+    local = {'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}
+    inventory = {'all': {
+        'hosts': {'node-a': dict(local), 'node-b': dict(local, **bad_host_vars)},
+        'children': {'k8s_cluster': {'children': {
+            'control_plane': {'hosts': {'node-a': None}},
+            'workers': {'hosts': {'node-b': None}},
+        }}, 'ipu_nodes': {'hosts': {}}},
+    }}
+    (tmp_path / 'hosts.json').write_text(json.dumps(inventory))
+    markers = tmp_path / 'markers'
+    markers.mkdir()
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'), ANSIBLE_NOCOLOR='1')
+    result = subprocess.run(
+        [str(Path(sys.executable).with_name('ansible-playbook')), '-i', str(tmp_path / 'hosts.json'),
+         '-e', f'fleet_gate_marker_dir={markers}', '--skip-tags', 'preflight_os',
+         str(ROOT / 'tests' / 'integration' / 'playbooks' / 'fleet_gate.yml')],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    return result, sorted(p.name for p in markers.iterdir())
+
+
+def test_good_fleet_goes_on_to_step_2(tmp_path):
+    # The stand-in marks hosts at all: the gate test below is not passing by accident.
+    result, marked = run_gate(tmp_path, {})
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert marked == ['node-a', 'node-b']
+
+
+def test_one_host_failing_preflight_stops_every_host(tmp_path):
+    result, marked = run_gate(tmp_path, {'ipu_k8s_node_name': 'Poplar_02'})
+    assert result.returncode != 0
+    assert 'would join Kubernetes as "Poplar_02"' in result.stdout
+    assert marked == [], result.stdout[-3000:]
+    assert 'Step 2 stand-in' not in result.stdout
+
+
+@pytest.mark.parametrize('playbook', ['preflight.yml', 'nodes.yml', 'cluster.yml'])
+def test_every_play_of_a_first_build_step_is_a_fleet_gate(playbook):
+    plays = yaml.safe_load((PLAYBOOKS / playbook).read_text())
+    assert plays and all(play.get('any_errors_fatal') is True for play in plays), playbook

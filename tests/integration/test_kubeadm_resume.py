@@ -1,0 +1,126 @@
+"""kubeadm init interrupted after its kubeconfig phase is never taken as done, and one
+whose control plane came up is finished with kubeadm's own phases.
+
+The real roles/kubeadm/tasks/init.yml runs through ansible-playbook on this machine over
+the local connection, every path under tmp_path. `kubeadm` and `kubectl` are stand-ins
+on PATH: kubeadm writes what each phase writes (files, or cluster objects recorded as
+files in a state directory) and logs its arguments; kubectl answers /readyz and `get`
+from that state directory.
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+KUBEADM = '''#!/bin/sh
+# kubeadm stand-in. STOP_AFTER names the init phase after which `kubeadm init` dies.
+echo "$*" >> {log}
+K={k}
+case "$1 $2" in
+  "init --config")
+    mkdir -p $K/pki $K/manifests {kubelet}
+    echo ca > $K/pki/ca.crt
+    echo admin > $K/admin.conf
+    [ "$STOP_AFTER" = kubeconfig ] && {{ echo "killed" >&2; exit 137; }}
+    echo etcd > $K/manifests/etcd.yaml
+    echo apiserver > $K/manifests/kube-apiserver.yaml
+    echo kubelet > {kubelet}/config.yaml
+    [ "$STOP_AFTER" = kubelet-start ] && {{ echo "killed" >&2; exit 137; }}
+    touch {state}/configmap-kubeadm-config {state}/configmap-cluster-info \\
+          {state}/deployment-coredns {state}/daemonset-kube-proxy
+    ;;
+  "init phase")
+    case "$3" in
+      upload-config) touch {state}/configmap-kubeadm-config ;;
+      bootstrap-token) touch {state}/configmap-cluster-info ;;
+      addon) touch {state}/deployment-coredns {state}/daemonset-kube-proxy ;;
+    esac
+    ;;
+esac
+'''
+
+KUBECTL = '''#!/bin/sh
+# kubectl stand-in: --kubeconfig K --request-timeout=10s get ...
+shift 3
+[ "$2" = --raw=/readyz ] && exit 0
+[ -e {state}/$2-$3 ] && echo "$2/$3"
+exit 0
+'''
+
+
+@pytest.fixture
+def node(tmp_path):
+    paths = {name: tmp_path / name for name in ('k', 'kubelet', 'state', 'bin')}
+    for name in ('state', 'bin'):
+        paths[name].mkdir()
+    log = tmp_path / 'kubeadm.log'
+    fmt = dict(log=log, k=paths['k'], kubelet=paths['kubelet'], state=paths['state'])
+    for name, text in (('kubeadm', KUBEADM), ('kubectl', KUBECTL)):
+        (paths['bin'] / name).write_text(text.format(**fmt))
+        (paths['bin'] / name).chmod(0o755)
+    (tmp_path / 'play.yml').write_text(yaml.safe_dump([{
+        'hosts': 'cp1', 'gather_facts': False,
+        'tasks': [{'ansible.builtin.include_role': {'name': 'kubeadm', 'tasks_from': 'init'}}]}]))
+    (tmp_path / 'hosts.json').write_text(json.dumps({'all': {'hosts': {'cp1': {
+        'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}},
+        'children': {'k8s_cluster': {'children': {'control_plane': {'hosts': {'cp1': None}}}}}}}))
+    (tmp_path / 'vars.json').write_text(json.dumps({
+        '__kubeadm_kubernetes_dir': str(paths['k']), '__kubeadm_kubelet_dir': str(paths['kubelet']),
+        '__kubeadm_admin_conf': str(paths['k'] / 'admin.conf'),
+        'kubeadm_config_path': str(tmp_path / 'kubeadm-config.yaml'), 'kubeadm_api_server_timeout': 0}))
+    return dict(paths, dir=tmp_path, log=log)
+
+
+def run(node, stop_after=''):
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'), ANSIBLE_NOCOLOR='1', STOP_AFTER=stop_after,
+               PATH=f"{node['bin']}:{os.environ['PATH']}")
+    result = subprocess.run(
+        [str(Path(sys.executable).with_name('ansible-playbook')), '-i', str(node['dir'] / 'hosts.json'),
+         '-e', f"@{node['dir'] / 'vars.json'}", str(node['dir'] / 'play.yml')],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    return result, ' '.join(result.stdout.split())
+
+
+def calls(node):
+    return node['log'].read_text().splitlines() if node['log'].exists() else []
+
+
+def test_init_killed_after_kubeconfig_is_reported_not_skipped(node):
+    first, _ = run(node, stop_after='kubeconfig')
+    assert first.returncode != 0
+    assert (node['k'] / 'admin.conf').exists()          # what the old `creates:` guard looked for
+    again, text = run(node)
+    assert again.returncode != 0, text[-3000:]
+    assert 'kubeadm init on cp1 stopped after the "kubeconfig" phase' in text
+    assert 'Run `kubeadm reset -f` on cp1' in text
+    # The re-run neither re-ran init over the half state nor went on as if it were done.
+    assert [c.split()[0:2] for c in calls(node)] == [['init', '--config']]
+
+
+def test_init_killed_after_the_control_plane_started_is_finished_with_phases(node):
+    first, _ = run(node, stop_after='kubelet-start')
+    assert first.returncode != 0
+    again, text = run(node)
+    assert again.returncode == 0, text[-3000:]
+    assert 'stopped after the control plane came up' in text
+    phases = [c.split('--config')[0].split()[2:] for c in calls(node)[1:]]
+    assert phases == [['upload-config', 'all'], ['mark-control-plane'], ['bootstrap-token'],
+                      ['kubelet-finalize', 'all'], ['addon', 'all']]
+    # And now complete: a third run runs nothing.
+    third, text = run(node)
+    assert third.returncode == 0 and 'changed=0' in text, text[-3000:]
+    assert len(calls(node)) == 6
+
+
+def test_complete_init_runs_once(node):
+    first, text = run(node)
+    assert first.returncode == 0, text[-3000:]
+    second, text = run(node)
+    assert second.returncode == 0 and 'changed=0' in text, text[-3000:]
+    assert len(calls(node)) == 1

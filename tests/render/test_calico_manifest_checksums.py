@@ -1,0 +1,96 @@
+"""Every Calico manifest the role downloads has a pinned sha256, and a file that does not
+match it is refused before anything is applied."""
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULTS = yaml.safe_load((ROOT / 'roles' / 'calico' / 'defaults' / 'main.yml').read_text())
+TABLE = DEFAULTS['calico_manifest_checksums_by_version']
+RECORD = ROOT / 'tests' / 'schemas' / 'calico' / 'manifests.sha256'
+
+
+def manifests_of(version):
+    """What calico_manifests picks for a release (operator-crds.yaml from 3.30 on)."""
+    minor = tuple(int(x) for x in version[1:].split('.')[:2])
+    return (['operator-crds.yaml'] if minor >= (3, 30) else []) + ['tigera-operator.yaml']
+
+
+@pytest.mark.parametrize('minor,version', sorted(DEFAULTS['calico_version_by_kubernetes_minor'].items()))
+def test_every_release_in_the_version_table_has_a_sha256_per_manifest(minor, version):
+    assert version in TABLE, f'Kubernetes {minor} installs Calico {version}, which has no pinned sha256'
+    assert sorted(TABLE[version]) == sorted(manifests_of(version))
+    assert all(re.fullmatch(r'[0-9a-f]{64}', digest) for digest in TABLE[version].values())
+
+
+def test_table_is_the_recorded_upstream_facts():
+    recorded = {}
+    for line in RECORD.read_text().splitlines():
+        if line and not line.startswith('#'):
+            digest, path = line.split('  ')
+            version, _, name = path.split('/')
+            recorded.setdefault(version, {})[name] = digest
+    assert recorded == TABLE
+
+
+def test_sums_were_taken_at_the_path_the_role_downloads():
+    # The record says manifests/<file> at the tag; the role fetches exactly that path.
+    assert DEFAULTS['calico_manifests_url'] == (
+        'https://raw.githubusercontent.com/projectcalico/calico/{{ calico_version }}/manifests')
+    tasks = yaml.safe_load((ROOT / 'roles' / 'calico' / 'tasks' / 'manifests.yml').read_text())
+    download = next(t for t in tasks if 'ansible.builtin.get_url' in t)['ansible.builtin.get_url']
+    assert download['url'] == '{{ calico_manifests_url }}/{{ item }}'
+    assert download['checksum'] == 'sha256:{{ calico_manifest_checksums[item] }}'
+
+
+def run_manifests(tmp_path, content, **overrides):
+    local = tmp_path / 'local'
+    local.mkdir()
+    (local / 'tigera-operator.yaml').write_text(content)
+    pinned = hashlib.sha256(b'kind: List\nitems: []\n').hexdigest()
+    play = tmp_path / 'play.yml'
+    play.write_text(yaml.safe_dump([{
+        'hosts': 'localhost', 'gather_facts': False,
+        'tasks': [{'ansible.builtin.include_role': {'name': 'calico', 'tasks_from': 'manifests'}}]}]))
+    extra = {'calico_version': 'v3.29.3', 'calico_manifests_local_path': str(local),
+             'calico_manifests_dir': str(tmp_path / 'node'),
+             'calico_manifest_checksums': {'tigera-operator.yaml': pinned}}
+    extra.update(overrides)
+    (tmp_path / 'vars.json').write_text(json.dumps(extra))
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'), ANSIBLE_NOCOLOR='1',
+               ANSIBLE_LOCALHOST_WARNING='false', ANSIBLE_INVENTORY_UNPARSED_WARNING='false')
+    result = subprocess.run(
+        [str(Path(sys.executable).with_name('ansible-playbook')), '-i', 'localhost,', '-c', 'local',
+         '-e', f'ansible_python_interpreter={sys.executable}', '-e', f'@{tmp_path / "vars.json"}', str(play)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
+    return result, tmp_path / 'node' / extra['calico_version'] / 'tigera-operator.yaml'
+
+
+def test_local_manifest_with_the_pinned_sha256_is_copied(tmp_path):
+    result, copied = run_manifests(tmp_path, 'kind: List\nitems: []\n')
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert copied.read_text() == 'kind: List\nitems: []\n'
+
+
+def test_altered_local_manifest_is_refused_and_not_copied(tmp_path):
+    result, copied = run_manifests(tmp_path, 'kind: List\nitems: [{kind: Pod}]\n')
+    assert result.returncode != 0
+    assert 'expected ' + hashlib.sha256(b'kind: List\nitems: []\n').hexdigest() in ' '.join(result.stdout.split())
+    assert not copied.exists()
+
+
+def test_release_without_a_pinned_sha256_is_refused(tmp_path):
+    # A release the table does not list, and no calico_manifest_checksums of the site's own.
+    result, copied = run_manifests(tmp_path, 'kind: List\nitems: []\n', calico_version='v3.99.0',
+                                   calico_manifest_checksums={})
+    assert result.returncode != 0
+    assert ('No pinned sha256 for operator-crds.yaml, tigera-operator.yaml of Calico v3.99.0'
+            in ' '.join(result.stdout.split()))
+    assert not copied.exists()

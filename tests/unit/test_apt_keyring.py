@@ -1,0 +1,174 @@
+"""A repository signing key is installed only when its fingerprint is the documented one,
+and a keyring is never left half-written: module_utils/ipu_k8s_gpg.py and library/apt_keyring.py.
+
+The module tests run the real gpg against keys made here (no network)."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import ansible.module_utils
+import pytest
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
+
+import ipu_k8s_gpg
+from ipu_k8s_gpg import key_problem, normalise, primary_fingerprints
+from module_harness import ModuleExit, ModuleFail, load_library_module
+
+sys.modules['ansible.module_utils.ipu_k8s_gpg'] = ipu_k8s_gpg
+ansible.module_utils.ipu_k8s_gpg = ipu_k8s_gpg
+
+# Docker's documented key (docker/docs engine/install/debian.md) and pkgs.k8s.io's.
+DOCKER = '9DC858229FC7DD38854AE2D88D81803C0EBFCD88'
+K8S = 'DE15B14486CD377B9E876E1A234654DA9A296436'
+COLONS = f"""pub:-:4096:1:8D81803C0EBFCD88:1487788586:::-:::scESA::::::23::0:
+fpr:::::::::{DOCKER}:
+uid:-::::1487792064::4AEE18F83AFDEB23B6C5A4A09D0C1A7D9C5F1B54::Docker Release (CE deb) <docker@docker.com>::::::::::0:
+sub:-:4096:1:7EA0A9C3F273FCD8:1487788586::::::s::::::23:
+fpr:::::::::D3306A018370199E527AE7997EA0A9C3F273FCD8:
+"""
+
+
+def test_primary_fingerprint_is_read_and_subkeys_are_not():
+    assert primary_fingerprints(COLONS) == [DOCKER]
+
+
+def test_documented_spaced_fingerprint_is_accepted():
+    assert normalise('9DC8 5822 9FC7 DD38 854A  E2D8 8D81 803C 0EBF CD88') == DOCKER
+    assert key_problem([DOCKER], ['9dc8 5822 9fc7 dd38 854a e2d8 8d81 803c 0ebf cd88'], 'docker.asc') is None
+
+
+def test_other_key_is_refused_naming_both():
+    problem = key_problem([K8S], [DOCKER], 'docker.asc')
+    assert problem == f'docker.asc holds key {K8S}, not the expected {DOCKER}.'
+
+
+def test_file_without_a_key_is_refused():
+    assert 'holds no OpenPGP public key' in key_problem([], [DOCKER], 'Release.key')
+
+
+def test_extra_key_beside_the_expected_one_is_refused():
+    assert key_problem([DOCKER, K8S], [DOCKER], 'docker.asc') is not None
+
+
+# --- The module, with the real gpg ---------------------------------------------------
+
+needs_gpg = pytest.mark.skipif(shutil.which('gpg') is None, reason='needs gpg')
+
+
+@pytest.fixture(scope='module')
+def keys(tmp_path_factory):
+    """Two armoured public keys made here: (path, fingerprint) each."""
+    made = []
+    for name in ('signing', 'other'):
+        home = tmp_path_factory.mktemp('gnupg-' + name)
+        home.chmod(0o700)
+        gpg = ['gpg', '--batch', '--homedir', str(home)]
+        subprocess.run(gpg + ['--passphrase', '', '--quick-gen-key', f'{name} <{name}@example.invalid>',
+                              'ed25519', 'sign', 'never'], check=True, capture_output=True)
+        armored = subprocess.run(gpg + ['--armor', '--export'], check=True, capture_output=True, text=True).stdout
+        colons = subprocess.run(gpg + ['--with-colons', '--list-keys'], check=True, capture_output=True,
+                                text=True).stdout
+        made.append((armored, primary_fingerprints(colons)[0]))
+    return made
+
+
+def run(monkeypatch, args, check_mode=False):
+    def exit_json(self, **kwargs):
+        raise ModuleExit(kwargs)
+
+    def fail_json(self, **kwargs):
+        raise ModuleFail(kwargs)
+
+    monkeypatch.setattr(basic.AnsibleModule, 'exit_json', exit_json)
+    monkeypatch.setattr(basic.AnsibleModule, 'fail_json', fail_json)
+    module = load_library_module('apt_keyring')
+    with patch_module_args(dict(args, _ansible_check_mode=check_mode)):
+        try:
+            module.main()
+        except ModuleExit as done:
+            return done.result
+    raise AssertionError('apt_keyring returned without exit_json or fail_json')
+
+
+@needs_gpg
+def test_documented_key_becomes_a_binary_keyring_once(monkeypatch, tmp_path, keys):
+    armored, fingerprint = keys[0]
+    src, dest = tmp_path / 'k.asc', tmp_path / 'k.gpg'
+    src.write_text(armored)
+    args = {'src': str(src), 'dest': str(dest), 'fingerprints': [fingerprint]}
+    first = run(monkeypatch, args)
+    assert first['changed'] is True and first['dearmored'] is True and first['fingerprints'] == [fingerprint]
+    assert not dest.read_bytes().startswith(b'-----BEGIN')
+    assert oct(dest.stat().st_mode & 0o777) == '0o644'
+    assert run(monkeypatch, args)['changed'] is False
+
+
+@needs_gpg
+def test_wrong_key_is_refused_removed_and_never_reaches_the_keyring(monkeypatch, tmp_path, keys):
+    (armored, _), (_, other_fingerprint) = keys
+    src, dest = tmp_path / 'k.asc', tmp_path / 'k.gpg'
+    src.write_text(armored)
+    with pytest.raises(ModuleFail) as failed:
+        run(monkeypatch, {'src': str(src), 'dest': str(dest), 'fingerprints': [other_fingerprint],
+                          'setting': 'kubernetes_packages_key_fingerprints'})
+    assert f'not the expected {other_fingerprint}' in failed.value.result['msg']
+    assert 'set kubernetes_packages_key_fingerprints' in failed.value.result['msg']
+    assert not src.exists() and not dest.exists()
+
+
+@needs_gpg
+def test_truncated_download_is_refused_and_removed(monkeypatch, tmp_path, keys):
+    armored, fingerprint = keys[0]
+    src, dest = tmp_path / 'k.asc', tmp_path / 'k.gpg'
+    src.write_text(armored[: len(armored) // 2])
+    with pytest.raises(ModuleFail) as failed:
+        run(monkeypatch, {'src': str(src), 'dest': str(dest), 'fingerprints': [fingerprint]})
+    assert 'holds no OpenPGP public key' in failed.value.result['msg']
+    assert not src.exists()
+
+
+@needs_gpg
+def test_half_written_keyring_is_rewritten(monkeypatch, tmp_path, keys):
+    armored, fingerprint = keys[0]
+    src, dest = tmp_path / 'k.asc', tmp_path / 'k.gpg'
+    src.write_text(armored)
+    args = {'src': str(src), 'dest': str(dest), 'fingerprints': [fingerprint]}
+    run(monkeypatch, args)
+    whole = dest.read_bytes()
+    dest.write_bytes(whole[:20])
+    assert run(monkeypatch, args)['changed'] is True
+    assert dest.read_bytes() == whole
+
+
+@needs_gpg
+def test_asc_keyring_is_the_verified_key_as_it_is(monkeypatch, tmp_path, keys):
+    armored, fingerprint = keys[0]
+    src, dest = tmp_path / 'docker.asc.download', tmp_path / 'docker.asc'
+    src.write_text(armored)
+    result = run(monkeypatch, {'src': str(src), 'dest': str(dest), 'fingerprints': [fingerprint]})
+    assert result['dearmored'] is False and dest.read_text() == armored
+
+
+@needs_gpg
+def test_check_mode_writes_and_removes_nothing(monkeypatch, tmp_path, keys):
+    (armored, _), (_, other_fingerprint) = keys
+    src, dest = tmp_path / 'k.asc', tmp_path / 'k.gpg'
+    src.write_text(armored)
+    with pytest.raises(ModuleFail):
+        run(monkeypatch, {'src': str(src), 'dest': str(dest), 'fingerprints': [other_fingerprint]}, check_mode=True)
+    assert src.exists()
+    result = run(monkeypatch, {'src': str(src), 'dest': str(dest), 'fingerprints': [keys[0][1]]}, check_mode=True)
+    assert result['changed'] is True and not dest.exists()
+
+
+def test_malformed_fingerprint_setting_is_refused(monkeypatch, tmp_path):
+    src = tmp_path / 'k.asc'
+    src.write_text('x')
+    with pytest.raises(ModuleFail) as failed:
+        run(monkeypatch, {'src': str(src), 'dest': str(tmp_path / 'k.gpg'), 'fingerprints': ['0EBFCD88'],
+                          'setting': 'containerd_docker_gpg_key_fingerprints'})
+    assert failed.value.result['msg'].startswith('containerd_docker_gpg_key_fingerprints must list 40-hex-digit')
+    assert os.path.exists(src)
