@@ -141,6 +141,9 @@ def test_pod_subnet_too_small_for_the_nodes_is_refused(node, tmp_path):
     ('ipu_k8s_service_subnet', '10.96.0.0/12 ', ('ipu_k8s_service_subnet=10.96.0.0/12 ',)),
     ('calico_block_size', 18, ('calico_block_size=18 is outside',)),
     ('calico_registry', 'registry.example.com', ('calico_registry "registry.example.com" must end with "/"',)),
+    ('kubeadm_control_plane_endpoint', 'https://k8s-api.example.com:6443',
+     ('kubeadm_control_plane_endpoint="https://k8s-api.example.com:6443"', 'without a scheme')),
+    ('kubeadm_api_server_port', 70000, ('kubeadm_api_server_port=70000', 'must be 1-65535')),
 ])
 def test_bad_cluster_setting_is_refused_naming_it(node, tmp_path, name, value, needles):
     assert_refused(run_preflight(node, tmp_path, **{name: value}), *needles)
