@@ -34,7 +34,9 @@ KUBEADM_NODE_MASK_MAX_DIFF = 16
 # kubeadm takes the cluster DNS address as the 10th address of it (mask <= 28).
 SERVICE_PREFIX_MIN = 12
 SERVICE_PREFIX_MAX = 28
-# Calico IPAM: an IPv4 pool's blockSize is 20..32 and no smaller than the pool itself.
+# Calico IPAM: an IPv4 pool's blockSize is 20..32 and the pool is at least one block
+# (projectcalico/calico libcalico-go/lib/clientv3/ippool.go: "IPv4 block size must be between
+# 20 and 32", "IP pool size is too small for use with Calico IPAM").
 CALICO_BLOCK_MIN = 20
 CALICO_BLOCK_MAX = 32
 
