@@ -1,17 +1,19 @@
-"""The verify report: table, JSON file and the final verdict, for given result rows.
+"""The verify report: table, JSON and HTML files and the final verdict, for given result rows.
 
-Runs the verify role's report entry point (tasks_from: report) through ansible-playbook
+Runs the verify role's report entry point (tasks_from: report) through ansible-runner
 on this machine over the local connection, with two inventory hosts that carry the rows
-the checks would have recorded (__verify_results). Only files under tmp_path are
-written; no node is touched.
+the checks would have recorded (__verify_results), and reads the outcome from the run's
+structured events (the printed table is the report task's result). Only files under
+tmp_path are written; no node is touched.
 """
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from playbook_runner import run_playbook  # noqa: E402
 
 ROWS_A = [
     {"host": "node-a", "check": "containerd LimitMEMLOCK (systemd)", "expected": "infinity",
@@ -19,7 +21,7 @@ ROWS_A = [
     {"host": "node-a", "check": "RDMA data path (macvlan to V-IPU)", "expected": "reply from the V-IPU controller",
      "observed": "3 packets transmitted, 3 received from 10.247.208.10", "status": "PASS"},
     {"host": "node-a", "check": "Multus and Whereabouts CNI files", "expected": "needs the cluster",
-     "observed": "skipped: tag verify_cluster not selected", "status": "SKIP"},
+     "observed": "no cluster in the lab: verify_cluster skipped", "status": "SKIP"},
 ]
 ROW_B_FAIL = {"host": "node-b", "check": "containerd memlock (running process)",
               "expected": "soft unlimited, hard unlimited", "observed": "soft 8388608, hard 8388608 (pid 812)",
@@ -47,58 +49,90 @@ def run_report(tmp_path, rows_by_host, fail_host=None):
     }]
     (tmp_path / "report.yml").write_text(json.dumps(playbook))
     report_dir = tmp_path / "reports"
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
-    result = subprocess.run(
-        [str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(tmp_path / "hosts.json"),
-         "-e", "verify_report_dir=%s" % report_dir, str(tmp_path / "report.yml")],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    run = run_playbook(tmp_path / "report.yml", tmp_path / "hosts.json", tmp_path,
+                       extravars={"verify_report_dir": str(report_dir)})
     reports = sorted(report_dir.glob("verify-*.json")) if report_dir.is_dir() else []
-    return result, reports
+    return run, reports
 
 
-def table_lines(stdout):
-    """The printed table: from the header line to the summary line."""
-    lines = stdout.splitlines()
+def printed_report(run):
+    """The report as the report task printed it (its debug message)."""
+    printed = run.results("Print the report")
+    assert len(printed) == 1, run.stdout[-3000:]
+    return printed[0]["msg"]
+
+
+def table_lines(text):
+    """The report: from the header line to the counts line."""
+    lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if "HOST" in line and "OBSERVED" in line and "STATUS" in line)
     end = next(i for i in range(start, len(lines)) if " checks: " in lines[i])
-    return [line.strip() for line in lines[start:end + 1]]
+    return lines[start:end + 1]
 
 
-def test_all_passing_rows_give_a_table_a_json_report_and_success(tmp_path):
-    result, reports = run_report(tmp_path, {"node-a": ROWS_A, "node-b": [ROW_B_PASS]})
-    assert result.returncode == 0, result.stdout + result.stderr
+def body_rows(table):
+    """The table's rows (continuation lines of a wrapped row folded into it), up to the blank line."""
+    status_at = table[0].index("STATUS")
+    rows = []
+    for line in table[2:]:
+        if not line.strip():
+            break
+        if line[status_at:].strip():
+            rows.append(line)
+        else:
+            rows[-1] += "\n" + line
+    return rows
+
+
+def test_all_passing_rows_give_a_table_json_and_html_reports_and_success(tmp_path):
+    run, reports = run_report(tmp_path, {"node-a": ROWS_A, "node-b": [ROW_B_PASS]})
+    assert (run.status, run.rc) == ("successful", 0), run.stdout[-3000:]
     assert len(reports) == 1
     report = json.loads(reports[0].read_text())
     assert report["results"] == ROWS_A + [ROW_B_PASS]
     assert report["summary"] == {"PASS": 3, "FAIL": 0, "SKIP": 1}
-    table = table_lines(result.stdout)
+    html = reports[0].with_suffix(".html")
+    assert html.is_file() and html.read_text().count("<tr class=") == 4
+    text = printed_report(run)
+    table = table_lines(text)
     assert table[0].split() == ["HOST", "CHECK", "EXPECTED", "OBSERVED", "STATUS"]
-    body = table[2:-1]
-    assert len(body) == 4
-    # One row per result, in order, the status in the last column; columns aligned.
-    assert [line.split()[0] for line in body] == ["node-a", "node-a", "node-a", "node-b"]
-    assert [line.split()[-1] for line in body] == ["PASS", "PASS", "SKIP", "PASS"]
-    assert len({line.index(row["check"]) for line, row in zip(body, ROWS_A + [ROW_B_PASS])}) == 1
+    body = body_rows(table)
+    assert max(len(line) for row in body for line in row.splitlines()) <= 100
+    # One row per result, in order, the status in the last column.
+    assert [row.split()[0] for row in body] == ["node-a", "node-a", "node-a", "node-b"]
+    assert [row.splitlines()[0].split()[-1] for row in body] == ["PASS", "PASS", "SKIP", "PASS"]
+    # The SKIP row's reason on a line of its own under the table.
+    assert "SKIP  node-a: Multus and Whereabouts CNI files: %s" % ROWS_A[2]["observed"] in text
     assert "4 checks: 3 PASS, 0 FAIL, 1 SKIP. JSON: %s" % reports[0] in table[-1]
-    # Printed once, not once per host.
-    assert result.stdout.count("HOST  ") == 1
+    assert "HTML: %s" % html in text
+    # Printed once, as it is (not as YAML under msg:), not once per host.
+    assert run.stdout.count("HOST  ") == 1 and "\nHOST  " in run.stdout
+    # Where the report is, for the closing block of the progress output.
+    assert run.set_stats() == {"verify_report_json": str(reports[0]), "verify_report_html": str(html),
+                               "verify_report_counts": {"PASS": 3, "FAIL": 0, "SKIP": 1}}
+    assert "  report (JSON): %s" % reports[0] in run.stdout
 
 
 def test_a_failed_check_fails_the_play_after_the_report_is_written(tmp_path):
-    result, reports = run_report(tmp_path, {"node-a": ROWS_A, "node-b": [ROW_B_FAIL]})
-    assert result.returncode != 0
+    run, reports = run_report(tmp_path, {"node-a": ROWS_A, "node-b": [ROW_B_FAIL]})
+    assert run.status == "failed" and run.rc != 0
     assert len(reports) == 1
     report = json.loads(reports[0].read_text())
     assert report["summary"] == {"PASS": 2, "FAIL": 1, "SKIP": 1}
-    failed_row = [line for line in table_lines(result.stdout) if line.endswith("FAIL")]
-    assert len(failed_row) == 1 and "soft 8388608, hard 8388608 (pid 812)" in failed_row[0]
-    assert "1 check(s) FAILED: node-b: containerd memlock (running process)." in result.stdout
-    assert str(reports[0]) in result.stdout
+    text = printed_report(run)
+    failed_row = [row for row in body_rows(table_lines(text)) if row.splitlines()[0].endswith("FAIL")]
+    assert len(failed_row) == 1 and all(word in failed_row[0] for word in ROW_B_FAIL["observed"].split())
+    assert "FAIL  node-b: containerd memlock (running process): observed soft 8388608, hard 8388608 (pid 812);" in text
+    # The play fails once, after the report, naming the check and the report.
+    message = " ".join(run.failures()["node-a"].split())
+    assert "1 check(s) FAILED: node-b: containerd memlock (running process)." in message
+    assert str(reports[0]) in message
 
 
 def test_a_host_that_dropped_out_is_reported_as_failed(tmp_path):
-    result, reports = run_report(tmp_path, {"node-a": ROWS_A, "node-b": [ROW_B_PASS]}, fail_host="node-b")
-    assert result.returncode != 0
+    run, reports = run_report(tmp_path, {"node-a": ROWS_A, "node-b": [ROW_B_PASS]}, fail_host="node-b")
+    assert run.rc != 0
+    assert set(run.failures()) == {"node-b", "node-a"}
     report = json.loads(reports[0].read_text())
     dropped = [row for row in report["results"] if row["check"] == "host reachable"]
     assert dropped == [{"host": "node-b", "check": "host reachable", "expected": "reachable, no task error",
@@ -107,10 +141,12 @@ def test_a_host_that_dropped_out_is_reported_as_failed(tmp_path):
     assert ROW_B_PASS in report["results"]
 
 
-def test_long_values_are_cut_in_the_table_but_whole_in_the_json(tmp_path):
+def test_long_values_wrap_in_the_table_and_are_whole_in_the_json(tmp_path):
     long_row = dict(ROW_B_PASS, observed="x" * 300)
-    result, reports = run_report(tmp_path, {"node-a": [long_row]})
-    assert result.returncode == 0, result.stdout + result.stderr
+    run, reports = run_report(tmp_path, {"node-a": [long_row]})
+    assert run.rc == 0, run.stdout[-3000:]
     assert json.loads(reports[0].read_text())["results"][0]["observed"] == "x" * 300
-    row = table_lines(result.stdout)[2]
-    assert "x" * 61 + "..." in row and "x" * 62 not in row
+    row = body_rows(table_lines(printed_report(run)))[0]
+    assert "..." not in row
+    assert "".join(row.split()).count("x") == 300
+    assert max(len(line) for line in row.splitlines()) <= 100

@@ -1,0 +1,538 @@
+# Copyright: ipu-k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Progress output for the ipu-k8s journey: step, elapsed times, waits, a closing block."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: ipu_k8s_progress
+type: stdout
+short_description: compact progress of the ipu-k8s journey, with steps, times and a closing block
+description:
+  - One line per task (consecutive identical lines folded into one, C(xN); ok lines of
+    C(set_fact), C(set_stats) and C(include_vars) left out), under a header per
+    step of the journey (C(3/7 cluster)), taken from the names of site.yml's imported playbooks
+    (C(Step N - name)), or from a play variable C(ipu_k8s_step), or from the play names.
+  - Elapsed time per task, per step and for the run.
+  - An C(until) retry is printed as a wait (C(waiting for <task> (N s left))), not as a failure.
+  - Warnings are shown when they happen and repeated at the end.
+  - A closing block with the time of each step, what changed (tasks per host), the host recap in
+    the usual recap form (C(ok=N changed=N ...)), where the verify report is (from
+    C(ansible.builtin.set_stats) data C(verify_report_json), C(verify_report_html),
+    C(verify_report_counts)) and what to do next.
+  - Failures are printed in full, as the default callback prints them.
+  - The default callback stays available, e.g. C(ANSIBLE_STDOUT_CALLBACK=default).
+extends_documentation_fragment:
+  - default_callback
+  - result_format_callback
+requirements:
+  - set as stdout callback in ansible.cfg (stdout_callback = ipu_k8s_progress)
+"""
+
+import os
+import re
+import time
+
+from ansible import constants as C
+from ansible import context
+from ansible.playbook.task_include import TaskInclude
+from ansible.plugins.callback.default import CallbackModule as DefaultCallback
+
+_STEP_NAME = re.compile(r'^\s*Step\s+(\d+)\s*[-:]\s*(.+?)\s*$', re.IGNORECASE)
+_IMPORT_KEYS = ('ansible.builtin.import_playbook', 'import_playbook', 'ansible.legacy.import_playbook')
+_STATUS_ORDER = ('failed', 'unreachable', 'changed', 'ok', 'skipped')
+# Tasks that only keep the run's own records: their ok lines are not shown (a failure is).
+_BOOKKEEPING = frozenset(prefix + name for prefix in ('', 'ansible.builtin.', 'ansible.legacy.')
+                         for name in ('set_fact', 'set_stats', 'include_vars'))
+
+
+def format_elapsed(seconds):
+    """0:42, 12:05, 1:02:03: minutes and seconds, hours only when there are some."""
+    seconds = int(round(max(seconds, 0)))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return '%d:%02d:%02d' % (hours, minutes, secs)
+    return '%d:%02d' % (minutes, secs)
+
+
+def _load_yaml(path):
+    import yaml  # PyYAML ships with ansible-core
+
+    with open(path, encoding='utf-8') as handle:
+        return yaml.safe_load(handle)
+
+
+def playbook_steps(path, _depth=0):
+    """The step label of each play of a playbook file, in play order.
+
+    An entry that imports a playbook gives all the plays it imports the import's name; a
+    plain play gives its own name. Returns a list of (number, name) or (None, name) pairs,
+    or None when the file cannot be read (the callback then uses the play names).
+    """
+    if _depth > 8:
+        return None
+    try:
+        data = _load_yaml(path)
+    except (OSError, ValueError, ImportError, Exception):  # noqa: BLE001 - any unreadable file
+        return None
+    if not isinstance(data, list):
+        return None
+    labels = []
+    for entry in data:
+        if not isinstance(entry, dict):
+            return None
+        imported = next((entry[key] for key in _IMPORT_KEYS if key in entry), None)
+        if imported is not None:
+            if isinstance(imported, dict):
+                imported = imported.get('file') or imported.get('name')
+            if not isinstance(imported, str) or '{{' in imported:
+                return None
+            inner = playbook_steps(os.path.join(os.path.dirname(path), imported), _depth + 1)
+            if inner is None:
+                return None
+            name = entry.get('name')
+            labels.extend([_parse_step(name)] * len(inner) if name else inner)
+        else:
+            labels.append(_parse_step(entry.get('name') or ''))
+    return labels
+
+
+def _parse_step(name):
+    match = _STEP_NAME.match(str(name))
+    if match:
+        return (int(match.group(1)), match.group(2))
+    return (None, str(name).strip())
+
+
+def number_steps(labels):
+    """Turn (number|None, name) labels into (N, total, name), numbering unnumbered steps in order."""
+    distinct = []
+    for label in labels:
+        if label not in distinct:
+            distinct.append(label)
+    total = max([len(distinct)] + [n for n, _ in distinct if n is not None])
+    numbered = {}
+    for index, (number, name) in enumerate(distinct, start=1):
+        numbered[(number, name)] = (number if number is not None else index, total, name)
+    return [numbered[label] for label in labels]
+
+
+def site_step(playbook_path):
+    """When a playbook is one step of the project's site.yml, that step's (N, total, name)."""
+    playbook_path = os.path.realpath(playbook_path)
+    here = os.path.dirname(playbook_path)
+    for site in (os.path.join(here, 'site.yml'), os.path.join(os.path.dirname(here), 'site.yml')):
+        if not os.path.isfile(site) or os.path.realpath(site) == playbook_path:
+            continue
+        try:
+            data = _load_yaml(site)
+        except Exception:  # noqa: BLE001 - an unreadable site.yml only loses the step number
+            return None
+        if not isinstance(data, list):
+            return None
+        labels = []
+        match = None
+        for entry in data:
+            if not isinstance(entry, dict):
+                return None
+            imported = next((entry[key] for key in _IMPORT_KEYS if key in entry), None)
+            label = _parse_step(entry.get('name') or imported or '')
+            labels.append(label)
+            if isinstance(imported, str):
+                target = os.path.realpath(os.path.join(os.path.dirname(site), imported))
+                if target == playbook_path:
+                    match = len(labels) - 1
+        if match is None:
+            return None
+        return number_steps(labels)[match]
+    return None
+
+
+def summarise_hosts(statuses):
+    """'node1, node2' when every host had the same result, else 'changed node1, node2; ok vipu1'."""
+    if len(set(statuses.values())) == 1:
+        return ', '.join(sorted(statuses))
+    parts = []
+    for status in _STATUS_ORDER:
+        hosts = sorted(host for host, value in statuses.items() if value == status)
+        if hosts:
+            parts.append('%s %s' % (status, ', '.join(hosts)))
+    return '; '.join(parts)
+
+
+def overall_status(statuses):
+    for status in _STATUS_ORDER:
+        if status in statuses.values():
+            return status
+    return 'skipped'
+
+
+def next_steps(failed_hosts, verify_counts, changed_total, check_mode, has_report):
+    """What the operator should do next, as a list of sentences."""
+    advice = []
+    if failed_hosts:
+        advice.append('Fix the error printed above for %s (the first "fatal:" line names the task), '
+                      'then run the same command again: the steps already done stay done.'
+                      % ', '.join(sorted(failed_hosts)))
+    if verify_counts and int(verify_counts.get('FAIL', 0)):
+        advice.append('Verify found %s failed check(s): read their lines under the verify table; '
+                      'the report files above have every value in full.' % verify_counts.get('FAIL'))
+    if check_mode and not failed_hosts:
+        advice.append('This was a dry run (--check): nothing was changed. Run without --check to apply.')
+    elif changed_total and not failed_hosts:
+        advice.append('Run the same command again to confirm it converged: every host should end with changed=0.')
+    if not advice:
+        if has_report:
+            advice.append('Nothing left to do: nothing changed, and the verify report records the proof.')
+        else:
+            advice.append('Nothing changed. Run playbooks/verify.yml for the verify report.')
+    return advice
+
+
+class CallbackModule(DefaultCallback):
+    """Compact progress for people: steps, elapsed time, waits, a closing block."""
+
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = 'stdout'
+    CALLBACK_NAME = 'ipu_k8s_progress'
+
+    def __init__(self):
+        super().__init__()
+        self._run_start = time.monotonic()
+        self._playbook_name = ''
+        self._play_labels = {}
+        self._steps = []            # [label, start, end, changed task count]
+        self._step = None
+        self._task = None           # the task whose results are being gathered
+        self._task_start = None
+        self._task_status = {}
+        self._task_extras = []      # lines printed after the task's own line (debug messages)
+        self._task_end = None
+        self._held = None           # (key, text builder args, count)
+        self._changed = {}          # host -> [task names]
+        self._warnings = []         # [(message, where)]
+        self._failed_hosts = set()   # from the final stats: a failure a block rescued does not count
+        self._includes = 0
+        self._bookkeeping = 0       # ok set_fact / set_stats tasks, not shown
+        self._waits = {}            # (task uuid, host) -> start time
+
+    # -- output helpers ---------------------------------------------------------------
+
+    def _elapsed(self):
+        return format_elapsed(time.monotonic() - self._run_start)
+
+    def _say(self, text, color=None, stderr=False):
+        self._emit_held()
+        self._display.display(text, color=color, stderr=stderr)
+
+    def _hold(self, key, text, color):
+        """Print a task line, folding identical consecutive lines into one with a count."""
+        if key is not None and self._held and self._held[0] == key:
+            self._held[3] += 1
+            self._held[1] = text
+            return
+        self._emit_held()
+        self._held = [key, text, color, 1]
+
+    def _emit_held(self):
+        if self._held:
+            key, text, color, count = self._held
+            self._held = None
+            self._display.display(text + (' (x%d)' % count if count > 1 else ''), color=color)
+
+    # -- playbook, plays, steps ---------------------------------------------------------
+
+    def v2_playbook_on_start(self, playbook):
+        self._run_start = time.monotonic()
+        path = playbook._file_name
+        self._playbook_name = os.path.relpath(path) if not os.path.relpath(path).startswith('..') else path
+        plays = playbook.get_plays()
+        labels = playbook_steps(path)
+        if labels is not None and len(labels) == len(plays):
+            numbered = number_steps(labels)
+            alone = site_step(path) if len(set(numbered)) == 1 else None
+            for play, label in zip(plays, numbered):
+                self._play_labels[self._play_key(play)] = alone or label
+        check = ' in check mode (--check): nothing will be changed' if context.CLIARGS.get('check') else ''
+        self._say('%s: %d play(s)%s' % (self._playbook_name, len(plays), check), color=C.COLOR_HIGHLIGHT)
+
+    def _label_for(self, play):
+        step_var = (play.vars or {}).get('ipu_k8s_step') if hasattr(play, 'vars') else None
+        if isinstance(step_var, str) and step_var.strip():
+            number, name = _parse_step(step_var)
+            return (number or 0, 0, name)
+        return self._play_labels.get(self._play_key(play)) or (None, None, play.get_name().strip() or 'play')
+
+    @staticmethod
+    def _play_key(play):
+        """Where the play is written: the same for the copy the executor hands to the callback."""
+        origin = getattr(play, '_origin', None)
+        return str(origin) if origin is not None else play.get_name()
+
+    @staticmethod
+    def _label_text(label):
+        number, total, name = label
+        if number and total:
+            return '%d/%d %s' % (number, total, name)
+        if number:
+            return '%d %s' % (number, name)
+        return name
+
+    def _close_task(self):
+        """Print the line of the task whose results were gathered, if any ran."""
+        task, self._task = self._task, None
+        if task is None:
+            return
+        statuses = self._task_status
+        self._task_status = {}
+        if not statuses:
+            return
+        status = overall_status(statuses)
+        if status == 'skipped' and not self.get_option('display_skipped_hosts'):
+            return
+        if status == 'ok' and not self.get_option('display_ok_hosts'):
+            return
+        if status == 'ok' and task.action in _BOOKKEEPING and not self._task_extras:
+            self._bookkeeping += 1
+            return
+        if status in ('failed', 'unreachable'):
+            return  # already printed in full when it happened
+        end = self._task_end or time.monotonic()
+        duration = end - (self._task_start or end)
+        took = '  (%s)' % format_elapsed(duration) if duration >= 1 else ''
+        color = {'changed': C.COLOR_CHANGED, 'ok': C.COLOR_OK, 'skipped': C.COLOR_SKIP}.get(status)
+        name = task.get_name().strip()
+        text = '  %7s  %-7s  %s  [%s]%s' % (format_elapsed(end - self._run_start), status, name,
+                                            summarise_hosts(statuses), took)
+        extras, self._task_extras = self._task_extras, []
+        self._hold((status, name, tuple(sorted(statuses.items()))) if not extras else None, text, color)
+        for line in extras:
+            self._say(line)
+
+    def _close_step(self):
+        self._close_task()
+        if self._step is None:
+            return
+        label, start, changed = self._step
+        self._step = None
+        end = time.monotonic()
+        self._steps.append((label, end - start, changed))
+        self._say('  %s done in %s%s' % (self._label_text(label), format_elapsed(end - start),
+                                          ', %d task(s) changed' % changed if changed else ''))
+
+    def v2_playbook_on_play_start(self, play):
+        self._play = play
+        label = self._label_for(play)
+        if self._step is None or self._step[0] != label:
+            self._close_step()
+            self._step = [label, time.monotonic(), 0]
+        else:
+            self._close_task()
+        hosts = play.hosts if isinstance(play.hosts, str) else ', '.join(play.hosts or [])
+        check = ' [check mode]' if play.check_mode else ''
+        self._say('')
+        self._say('== %s  (play "%s" on %s, at %s)%s' % (self._label_text(label), play.get_name().strip(), hosts,
+                                                        self._elapsed(), check), color=C.COLOR_HIGHLIGHT)
+
+    def v2_playbook_on_task_start(self, task, is_conditional):
+        self._close_task()
+        self._task = task
+        self._task_start = time.monotonic()
+        self._task_end = None
+        self._last_task_banner = task._uuid  # the default callback prints no banner of its own
+
+    def v2_playbook_on_handler_task_start(self, task):
+        self.v2_playbook_on_task_start(task, False)
+
+    def v2_playbook_on_include(self, included_file):
+        self._includes += 1
+
+    def v2_playbook_on_no_hosts_matched(self):
+        self._say('  no hosts matched: this play has nothing to do', color=C.COLOR_SKIP)
+
+    # -- results ------------------------------------------------------------------------
+
+    def _where(self, result):
+        return '%s, %s' % (self.host_label(result), (result.task_name or result.task.get_name()).strip())
+
+    def _note_warnings(self, result):
+        try:
+            warnings = result.warnings
+        except AttributeError:
+            warnings = []
+        for warning in warnings or []:
+            message = getattr(getattr(warning, 'event', None), 'msg', None) or str(warning)
+            entry = (message.strip(), self._where(result))
+            if entry not in self._warnings:
+                self._warnings.append(entry)
+
+    def _record(self, result, status):
+        host = result.host.get_name()
+        current = self._task_status.get(host)
+        if current is None or _STATUS_ORDER.index(status) < _STATUS_ORDER.index(current):
+            self._task_status[host] = status
+        self._task_end = time.monotonic()
+        self._waits.pop((result.task._uuid, host), None)
+
+    def v2_runner_on_ok(self, result):
+        if isinstance(result.task, TaskInclude):
+            return
+        changed = bool(result.result.get('changed', False))
+        self._record(result, 'changed' if changed else 'ok')
+        if changed:
+            tasks = self._changed.setdefault(result.host.get_name(), [])
+            name = result.task.get_name().strip()
+            if name not in tasks:
+                tasks.append(name)
+                if self._step is not None:
+                    self._step[2] += 1
+        self._note_warnings(result)
+        if result.task.action in C._ACTION_DEBUG:
+            self._show_debug(result)
+        else:
+            self._handle_warnings_and_exception(result)
+            if self._run_is_verbose(result):
+                self._close_task_now_then(lambda: super(CallbackModule, self).v2_runner_on_ok(result))
+
+    def _close_task_now_then(self, action):
+        self._emit_held()
+        action()
+
+    def _show_debug(self, result):
+        """A debug message printed as it is (a report keeps its layout), not as YAML."""
+        self._handle_warnings_and_exception(result)
+        res = dict(result.result)
+        self._clean_results(res, result.task.action)
+        message = res.get('msg')
+        if isinstance(message, str):
+            prefix = '' if '\n' in message else '           [%s] ' % self.host_label(result)
+            self._task_extras.append(prefix + message)
+        else:
+            shown = {k: v for k, v in res.items() if not k.startswith('_') and k not in ('changed', 'failed')}
+            self._task_extras.append('           [%s] %s' % (self.host_label(result), self._dump_results(shown).strip()))
+
+    def v2_runner_on_skipped(self, result):
+        self._record(result, 'skipped')
+
+    def v2_runner_on_failed(self, result, ignore_errors=False):
+        self._record(result, 'ok' if ignore_errors else 'failed')
+        self._note_warnings(result)
+        self._say('  %7s  FAILED   %s  [%s]' % (self._elapsed(), result.task.get_name().strip(), self.host_label(result)),
+                  color=C.COLOR_ERROR)
+        super().v2_runner_on_failed(result, ignore_errors)
+
+    def v2_runner_on_unreachable(self, result):
+        self._record(result, 'unreachable')
+        self._emit_held()
+        super().v2_runner_on_unreachable(result)
+
+    def v2_runner_item_on_ok(self, result):
+        self._note_warnings(result)
+        if self._run_is_verbose(result):
+            self._close_task_now_then(lambda: super(CallbackModule, self).v2_runner_item_on_ok(result))
+
+    def v2_runner_item_on_skipped(self, result):
+        if self._run_is_verbose(result):
+            self._close_task_now_then(lambda: super(CallbackModule, self).v2_runner_item_on_skipped(result))
+
+    def v2_runner_item_on_failed(self, result):
+        self._note_warnings(result)
+        self._emit_held()
+        super().v2_runner_item_on_failed(result)
+
+    def v2_runner_retry(self, result):
+        """An until loop still waiting: say what is awaited and how long is left."""
+        host = result.host.get_name()
+        key = (result.task._uuid, host)
+        started = self._waits.setdefault(key, self._task_start or time.monotonic())
+        retries = int(result.result.get('retries', 0) or 0)
+        attempts = int(result.result.get('attempts', 0) or 0)
+        try:
+            delay = float(result.task.delay)
+        except (TypeError, ValueError):
+            delay = 5.0
+        left = max(retries - attempts, 0) * delay
+        name = (result.task_name or result.task.get_name()).strip()
+        text = '  %7s  waiting for %s (%d s left) [%s, %s so far]' % (
+            self._elapsed(), name, left, host, format_elapsed(time.monotonic() - started))
+        if self._run_is_verbose(result, verbosity=2):
+            text += ' last result: %s' % self._dump_results(result.result)
+        self._say(text, color=C.COLOR_DEBUG)
+
+    def v2_runner_on_async_poll(self, result):
+        self._say('  %7s  waiting for %s [%s, async job]' % (
+            self._elapsed(), result.task.get_name().strip(), result.host.get_name()), color=C.COLOR_DEBUG)
+
+    def v2_on_file_diff(self, result):
+        self._emit_held()
+        super().v2_on_file_diff(result)
+
+    # -- the closing block --------------------------------------------------------------
+
+    def _all_warnings(self):
+        """Warnings from task results with where they came from, then any other warning the run printed."""
+        lines = ['%s (%s)' % (message, where) for message, where in self._warnings]
+        known = [message for message, _ in self._warnings]
+        for formatted in sorted(getattr(self._display, '_warns', ()) or ()):
+            text = re.sub(r'^\[WARNING\]:\s*', '', str(formatted)).strip()
+            if not any(message in text or text in message for message in known):
+                lines.append(text)
+        return lines
+
+    def v2_playbook_on_stats(self, stats):
+        self._close_step()
+        self._emit_held()
+        total = time.monotonic() - self._run_start
+        show = self._display.display
+        custom = (getattr(stats, 'custom', None) or {}).get('_run', {}) or {}
+        report_json = custom.get('verify_report_json')
+        report_html = custom.get('verify_report_html')
+        counts = custom.get('verify_report_counts') or {}
+        check = bool(context.CLIARGS.get('check'))
+
+        show('')
+        show('=' * 78)
+        show('%s finished in %s%s' % (self._playbook_name, format_elapsed(total), ' (check mode)' if check else ''),
+             color=C.COLOR_HIGHLIGHT)
+        if self._steps:
+            show('Steps:')
+            for label, seconds, changed in self._steps:
+                show('  %-28s %8s   %s' % (self._label_text(label), format_elapsed(seconds),
+                                           '%d changed' % changed if changed else 'no change'))
+        changed_total = sum(len(tasks) for tasks in self._changed.values())
+        if self._changed:
+            show('Changed%s: %d task(s) on %d host(s)' % (' (would change, check mode)' if check else '',
+                                                         changed_total, len(self._changed)),
+                 color=C.COLOR_CHANGED)
+            for host in sorted(self._changed):
+                tasks = self._changed[host]
+                listed = '; '.join(tasks[:6]) + ('; and %d more' % (len(tasks) - 6) if len(tasks) > 6 else '')
+                show('  %s: %s' % (host, listed))
+        else:
+            show('Changed: nothing')
+        show('Hosts:')
+        for host in sorted(stats.processed.keys()):
+            summary = stats.summarize(host)
+            show('%-26s : ok=%d changed=%d unreachable=%d failed=%d skipped=%d rescued=%d ignored=%d' % (
+                host, summary['ok'], summary['changed'], summary['unreachable'], summary['failures'],
+                summary['skipped'], summary['rescued'], summary['ignored']))
+            if summary['failures'] or summary['unreachable']:
+                self._failed_hosts.add(host)
+        warnings = self._all_warnings()
+        if warnings:
+            show('Warnings (%d, also shown above where they happened):' % len(warnings), color=C.COLOR_WARN)
+            for line in warnings:
+                show('  - %s' % line, color=C.COLOR_WARN)
+        if report_json or report_html:
+            if counts:
+                show('Verify: %s PASS, %s FAIL, %s SKIP' % (counts.get('PASS', 0), counts.get('FAIL', 0),
+                                                           counts.get('SKIP', 0)))
+            if report_json:
+                show('  report (JSON): %s' % report_json)
+            if report_html:
+                show('  report (HTML): %s' % report_html)
+        show('Next:')
+        for line in next_steps(self._failed_hosts, counts, changed_total, check, bool(report_json or report_html)):
+            show('  %s' % line)
+        show('=' * 78)
