@@ -57,10 +57,10 @@ def test_host_that_is_not_a_supported_node_os_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("name,value,needle", [
-    ("ipu_k8s_pod_subnet", "192.168.0.1/16", "no host bits"),
+    ("ipu_k8s_pod_subnet", "192.168.0.1/16", "has host bits set"),
     ("ipu_k8s_service_subnet", "10.96.0.0/33", "ipu_k8s_service_subnet=10.96.0.0/33"),
-    ("ipu_k8s_kubernetes_version", "1.31", "ipu_k8s_kubernetes_version=1.31 is not supported"),
-    ("ipu_k8s_kubernetes_version", "1.19.2", "ipu_k8s_kubernetes_version=1.19.2 is not supported"),
+    ("ipu_k8s_kubernetes_version", "1.31", "ipu_k8s_kubernetes_version=1.31 is not a full release"),
+    ("ipu_k8s_kubernetes_version", "1.19.2", "ipu_k8s_kubernetes_version=1.19.2: Kubernetes 1.19 can no longer"),
 ])
 def test_bad_variable_is_refused_with_its_name(tmp_path, name, value, needle):
     result = run_preflight(tmp_path, {name: value})
@@ -109,4 +109,4 @@ def test_ipu_node_outside_the_cluster_is_refused(tmp_path):
 def test_invalid_kubernetes_node_name_is_refused(tmp_path):
     result = run_preflight(tmp_path, {"ipu_k8s_node_name": "Poplar_02"})
     assert result.returncode != 0
-    assert 'would join Kubernetes as "Poplar_02"' in result.stdout
+    assert "ipu_k8s_node_name=Poplar_02 on localhost is not a valid Kubernetes node name" in result.stdout

@@ -46,7 +46,8 @@ VERSIONS = {
     '1.25': '1.25.16',
     '1.29': '1.29.12',
     '1.30': '1.30.8',
-    '1.31': None,
+    '1.31': '1.31.14',
+    '1.32': None,
     '1.33': '1.33.1',
 }
 EXPECTED_KUBEADM_API = {
@@ -55,15 +56,17 @@ EXPECTED_KUBEADM_API = {
     '1.29': 'kubeadm.k8s.io/v1beta3',
     '1.30': 'kubeadm.k8s.io/v1beta3',
     '1.31': 'kubeadm.k8s.io/v1beta4',
+    '1.32': 'kubeadm.k8s.io/v1beta4',
     '1.33': 'kubeadm.k8s.io/v1beta4',
 }
 EXPECTED_CALICO = {
-    '1.24': 'v3.26.4',
-    '1.25': 'v3.26.4',
-    '1.29': 'v3.29.3',
-    '1.30': 'v3.30.2',
-    '1.31': 'v3.30.2',
-    '1.33': 'v3.30.2',
+    '1.24': 'v3.26.5',
+    '1.25': 'v3.26.5',
+    '1.29': 'v3.29.7',
+    '1.30': 'v3.30.7',
+    '1.31': 'v3.30.7',
+    '1.32': 'v3.31.7',
+    '1.33': 'v3.31.7',
 }
 
 # Top-level fields of each kubeadm kind, per configuration API version (kubernetes.io

@@ -46,3 +46,51 @@ def test_no_variable_is_shown_twice():
     shown = [name for name in shown_variables() if name in known]
     assert sorted(shown) == sorted(set(shown)), "shown more than once: " + str(
         sorted({n for n in shown if shown.count(n) > 1}))
+
+
+def spec_defaults():
+    """{name: default} over every role's argument specs (every entry point)."""
+    found = {}
+    for role in ROLES:
+        spec = yaml.safe_load((ROOT / "roles" / role / "meta" / "argument_specs.yml").read_text())
+        for entry in spec["argument_specs"].values():
+            for name, option in (entry.get("options") or {}).items():
+                if "default" in option:
+                    found.setdefault(name, option["default"])
+    return found
+
+
+SUMMARY = "(a table; its default is in roles/ defaults/main.yml)"
+
+
+def shown_defaults():
+    """{name: value} of the commented-out lines (`# name: value`, continued by `#   ...`)."""
+    shown = {}
+    for path in sorted(GROUP_VARS.glob("*.yml")):
+        lines = path.read_text().splitlines()
+        for index, line in enumerate(lines):
+            match = re.match(r"^# ?([a-z][a-z0-9_]*):(.*)$", line)
+            if not match:
+                continue
+            block = [line[2:] if line.startswith("# ") else line[1:]]
+            for follow in lines[index + 1:]:
+                if not re.match(r"^#\s{2,}\S", follow):
+                    break
+                block.append(follow[2:])
+            text = "\n".join(block)
+            try:
+                shown[match.group(1)] = yaml.safe_load(text)[match.group(1)]
+            except yaml.YAMLError:
+                # An abbreviated table that points at its full default: a summary, not a value.
+                assert "defaults/main.yml" in text, f"{path.name}: cannot read the value shown: {text}"
+                shown[match.group(1)] = SUMMARY
+    return shown
+
+
+def test_every_shown_default_is_the_argument_spec_default():
+    defaults = spec_defaults()
+    different = [f"{name}: shown {value!r}, spec {defaults[name]!r}"
+                 for name, value in sorted(shown_defaults().items())
+                 if name in defaults and value != defaults[name]
+                 and value != SUMMARY and not str(value).startswith("(a table; its default is in roles/")]
+    assert not different, "inventories/gcore/group_vars/all/ differs from the argument specs:\n" + "\n".join(different)

@@ -1,0 +1,277 @@
+"""Checks on the shared cluster settings, in Python so each rule has one home and unit tests.
+
+Every filter returns ONE message (a string naming the setting, the bad value and the fix)
+or '' when the value is fine. Tasks assert that the result is empty and print it otherwise:
+
+    - ansible.builtin.assert:
+        that: __msg | length == 0
+        fail_msg: "{{ __msg }}"
+      vars:
+        __msg: "{{ ipu_k8s_kubernetes_version | ipu_k8s_kubernetes_version_problem(...) }}"
+
+The facts-free checks (versions, subnets, node names) run once in preflight before anything
+changes, through each role's `validate` entry point; the checks that need a node's facts
+(its cluster interface) run in preflight's networks step.
+"""
+
+import ipaddress
+import re
+
+
+VERSION_RE = re.compile(r'^(\d+)\.(\d+)\.(\d+)$')
+# A Node name is a DNS subdomain (RFC 1123): lower-case labels joined by dots.
+NODE_NAME_RE = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')
+# The oldest minor any package source still serves: pkgs.k8s.io starts at v1.24, and the
+# legacy apt.kubernetes.io/yum.kubernetes.io repositories were shut down (2024).
+PKGS_K8S_IO_FIRST_MINOR = (1, 24)
+# kube-controller-manager's default --node-cidr-mask-size for IPv4 (kubeadm sets
+# --allocate-node-cidrs=true and --cluster-cidr=<podSubnet>): every node gets a /24 of the pod
+# subnet. kubeadm refuses a podSubnet smaller than that, or more than 16 bits larger
+# (cmd/kubeadm/app/apis/kubeadm/validation: ValidatePodSubnetNodeMask, PodSubnetNodeMaskMaxDiff).
+KUBEADM_NODE_MASK = 24
+KUBEADM_NODE_MASK_MAX_DIFF = 16
+# kubeadm/kube-apiserver: an IPv4 service subnet has at most 20 host bits (mask >= 12), and
+# kubeadm takes the cluster DNS address as the 10th address of it (mask <= 28).
+SERVICE_PREFIX_MIN = 12
+SERVICE_PREFIX_MAX = 28
+# Calico IPAM: an IPv4 pool's blockSize is 20..32 and the pool is at least one block
+# (projectcalico/calico libcalico-go/lib/clientv3/ippool.go: "IPv4 block size must be between
+# 20 and 32", "IP pool size is too small for use with Calico IPAM").
+CALICO_BLOCK_MIN = 20
+CALICO_BLOCK_MAX = 32
+
+
+def _minor_tuple(minor):
+    return tuple(int(part) for part in str(minor).split('.'))
+
+
+def _join(items):
+    return ', '.join(str(i) for i in items)
+
+
+def kubernetes_version_problem(version, supported_minors, newest_patches=None):
+    """The Kubernetes release: a quoted major.minor.patch, a supported minor, a released patch."""
+    newest_patches = newest_patches or {}
+    supported = _join(supported_minors)
+    if isinstance(version, bool) or not isinstance(version, str):
+        kind = 'number' if isinstance(version, (int, float)) else 'value'
+        return ('ipu_k8s_kubernetes_version is the %s %s, not a version string: YAML reads an unquoted 1.30 '
+                'as the number 1.3. Quote it and give the full release, e.g. ipu_k8s_kubernetes_version: "%s.0" '
+                '(supported minors: %s).' % (kind, version, supported_minors[-1] if supported_minors else '1.33',
+                                             supported))
+    match = VERSION_RE.match(version)
+    if not match:
+        return ('ipu_k8s_kubernetes_version=%s is not a full release: give major.minor.patch as the packages '
+                'are versioned, e.g. "%s.0" (supported minors: %s).'
+                % (version, supported_minors[-1] if supported_minors else '1.33', supported))
+    major, minor, patch = (int(g) for g in match.groups())
+    minor_text = '%d.%d' % (major, minor)
+    if (major, minor) < PKGS_K8S_IO_FIRST_MINOR:
+        return ('ipu_k8s_kubernetes_version=%s: Kubernetes %s can no longer be installed: pkgs.k8s.io, the only '
+                'package source left, starts at 1.24 (apt.kubernetes.io is gone). Choose a release of one of '
+                'the supported minors: %s.' % (version, minor_text, supported))
+    if minor_text not in [str(m) for m in supported_minors]:
+        return ('ipu_k8s_kubernetes_version=%s: Kubernetes %s is not supported (not every layer has a tested '
+                'release for it: kubeadm configuration, Calico, Network Operator chart). Choose a release of '
+                'one of: %s.' % (version, minor_text, supported))
+    newest = newest_patches.get(minor_text)
+    if newest is not None and patch > int(newest):
+        return ('ipu_k8s_kubernetes_version=%s: Kubernetes %s has no patch release %d (the newest released is '
+                '%s.%d). Choose one of %s.0 to %s.%d; if a newer patch has been released since, add it to '
+                'preflight_kubernetes_newest_patch.'
+                % (version, minor_text, patch, minor_text, int(newest), minor_text, minor_text, int(newest)))
+    return ''
+
+
+def _network(value, name):
+    """(network, '') or (None, message) for an IPv4 CIDR setting."""
+    text = str(value)
+    try:
+        network = ipaddress.ip_network(text, strict=False)
+    except ValueError:
+        return None, ('%s=%s is not an IPv4 network in CIDR form: write it as address/prefix with no host '
+                      'bits set, e.g. 192.168.0.0/16.' % (name, text))
+    if network.version != 4 or '/' not in text:
+        return None, ('%s=%s is not an IPv4 network in CIDR form: write it as address/prefix with no host '
+                      'bits set, e.g. 192.168.0.0/16.' % (name, text))
+    if str(network) != text:
+        return None, ('%s=%s has host bits set (no host bits may be set after the prefix): did you mean %s?'
+                      % (name, text, network))
+    return network, ''
+
+
+def cluster_networks_problem(pod_subnet, service_subnet):
+    """Pod and service networks: IPv4 CIDRs, sizes kubeadm accepts, not overlapping each other."""
+    pod, problem = _network(pod_subnet, 'ipu_k8s_pod_subnet')
+    if problem:
+        return problem
+    service, problem = _network(service_subnet, 'ipu_k8s_service_subnet')
+    if problem:
+        return problem
+    if pod.overlaps(service):
+        return ('ipu_k8s_pod_subnet=%s and ipu_k8s_service_subnet=%s overlap: pod and service addresses must '
+                'not overlap each other. Choose two disjoint networks (defaults 192.168.0.0/16 and 10.96.0.0/12).'
+                % (pod, service))
+    if service.prefixlen < SERVICE_PREFIX_MIN:
+        return ('ipu_k8s_service_subnet=%s is too large: the API server takes at most 20 host bits for '
+                'Service addresses. Use a /%d or smaller network, e.g. 10.96.0.0/12.' % (service, SERVICE_PREFIX_MIN))
+    if service.prefixlen > SERVICE_PREFIX_MAX:
+        return ('ipu_k8s_service_subnet=%s is too small: kubeadm gives the cluster DNS the 10th address of it. '
+                'Use a /%d or larger network, e.g. 10.96.0.0/12.' % (service, SERVICE_PREFIX_MAX))
+    return ''
+
+
+def pod_subnet_capacity_problem(pod_subnet, node_count, block_size, node_mask=KUBEADM_NODE_MASK):
+    """The pod subnet holds a per-node range for every node, as kubeadm and Calico carve it.
+
+    kubeadm: kube-controller-manager hands each node a /node_mask (24) of the pod subnet, so the
+    subnet must be a /24 or larger (kubeadm refuses it otherwise), at most 16 bits larger, and
+    hold one /24 per node (a node without one gets no podCIDR: CIDRNotAvailable).
+    Calico: IPAM hands each node blocks of /block_size; the pool must be at least one block,
+    and hold one block per node (a node without its own block borrows single addresses from
+    other nodes' blocks, which Calico routes as /32s).
+    """
+    pod, problem = _network(pod_subnet, 'ipu_k8s_pod_subnet')
+    if problem:
+        return problem
+    nodes = int(node_count)
+    block = int(block_size)
+    if not CALICO_BLOCK_MIN <= block <= CALICO_BLOCK_MAX:
+        return ('calico_block_size=%d is outside what Calico accepts for IPv4 (%d to %d). Use the default 26 '
+                '(64 addresses per block).' % (block, CALICO_BLOCK_MIN, CALICO_BLOCK_MAX))
+    if pod.prefixlen > node_mask or pod.prefixlen > block:
+        return ('ipu_k8s_pod_subnet=%s is too small: every node takes a /%d of it (kubeadm\'s per-node pod '
+                'range) and Calico a /%d block (calico_block_size). Use a /%d or larger network for %d node(s), '
+                'e.g. 192.168.0.0/16.' % (pod, node_mask, block, _prefix_for(nodes, min(node_mask, block)), nodes))
+    if node_mask - pod.prefixlen > KUBEADM_NODE_MASK_MAX_DIFF:
+        return ('ipu_k8s_pod_subnet=%s is too large for kubeadm: its prefix may be at most %d bits shorter than '
+                'the per-node /%d. Use a /%d or smaller network, e.g. 192.168.0.0/16.'
+                % (pod, KUBEADM_NODE_MASK_MAX_DIFF, node_mask, node_mask - KUBEADM_NODE_MASK_MAX_DIFF))
+    ranges = 2 ** (min(node_mask, block) - pod.prefixlen)
+    if ranges < nodes:
+        return ('ipu_k8s_pod_subnet=%s is too small for %d nodes: it holds only %d per-node /%d ranges. Use a /%d '
+                'or larger network.' % (pod, nodes, ranges, min(node_mask, block),
+                                        _prefix_for(nodes, min(node_mask, block))))
+    return ''
+
+
+def _prefix_for(nodes, per_node_prefix):
+    """The longest prefix holding `nodes` ranges of /per_node_prefix."""
+    bits = max(int(nodes) - 1, 0).bit_length()
+    return per_node_prefix - bits
+
+
+def hosts_problem(hosts):
+    """Settings that must agree (or differ) between hosts.
+
+    hosts: [{'host': inventory name, 'node_name': ipu_k8s_node_name,
+             'kubernetes_version': ipu_k8s_kubernetes_version}, ...]
+    """
+    for entry in hosts:
+        name = entry['node_name']
+        if not isinstance(name, str) or len(name) > 253 or not NODE_NAME_RE.match(name):
+            return ('ipu_k8s_node_name=%s on %s is not a valid Kubernetes node name (lower-case letters, digits, '
+                    '"-" and ".", starting and ending with a letter or digit, at most 253 characters). Set '
+                    'ipu_k8s_node_name for this host, e.g. %s.'
+                    % (name, entry['host'], re.sub(r'[^a-z0-9.-]+', '-', str(name).lower()).strip('-.') or 'node-1'))
+    by_version = {}
+    for entry in hosts:
+        by_version.setdefault(str(entry['kubernetes_version']), []).append(entry['host'])
+    if len(by_version) > 1:
+        parts = ['%s on %s' % (version, _join(sorted(names))) for version, names in sorted(by_version.items())]
+        return ('ipu_k8s_kubernetes_version differs between hosts (%s): every node of one cluster runs the '
+                'same release. Set it once for k8s_cluster (group_vars) and remove the per-host values.'
+                % '; '.join(parts))
+    by_name = {}
+    for entry in hosts:
+        by_name.setdefault(str(entry['node_name']), []).append(entry['host'])
+    for name, names in sorted(by_name.items()):
+        if len(names) > 1:
+            return ('ipu_k8s_node_name=%s is the Kubernetes node name of %s: the second would take over the '
+                    'first one\'s Node object. Give each host its own ipu_k8s_node_name (the default is its '
+                    'inventory name).' % (name, ' and '.join(sorted(names))))
+    return ''
+
+
+def _interface_networks(facts):
+    networks = []
+    for entry in [facts.get('ipv4') or {}] + list(facts.get('ipv4_secondaries') or []):
+        if entry.get('address') and entry.get('netmask'):
+            networks.append(ipaddress.ip_interface('%s/%s' % (entry['address'], entry['netmask'])))
+    return networks
+
+
+def cluster_interface_problem(host, configured, default_interface, interfaces, pod_subnet, service_subnet):
+    """The node's cluster-facing interface: real, up, addressed, and clear of the pod and service networks.
+
+    configured: ipu_k8s_cluster_interface ('' = the default route's interface);
+    default_interface: ansible_facts.default_ipv4.interface or '';
+    interfaces: {name: ansible_facts[name]} for the node's interfaces.
+    """
+    name = str(configured or '')
+    setting = 'ipu_k8s_cluster_interface=%s' % name if name else \
+        'the default route interface (ipu_k8s_cluster_interface is empty)'
+    if not name:
+        name = str(default_interface or '')
+        if not name:
+            return ('%s has no IPv4 default route, so its cluster-facing interface cannot be found: add a default '
+                    'route, or set ipu_k8s_cluster_interface for this host.' % host)
+        setting = 'the default route interface %s (ipu_k8s_cluster_interface is empty)' % name
+    facts = interfaces.get(name)
+    if facts is None:
+        return ('ipu_k8s_cluster_interface=%s does not exist on %s (interfaces: %s). Set it to the NIC the other '
+                'nodes reach this host on.' % (name, host, _join(sorted(interfaces))))
+    if name == 'lo' or facts.get('type') == 'loopback':
+        return ('%s on %s is the loopback interface: no other node can reach the API server, kubelet or pods '
+                'there. Set ipu_k8s_cluster_interface to the NIC the other nodes reach this host on.' % (setting, host))
+    if not facts.get('active', False):
+        return ('%s on %s is down: the cluster cannot use it. Bring it up, or set ipu_k8s_cluster_interface to '
+                'the NIC the other nodes reach this host on.' % (setting, host))
+    networks = _interface_networks(facts)
+    if not networks:
+        return ('%s on %s has no IPv4 address: kubeadm advertises and Calico detects the node address there. '
+                'Give it an address, or set ipu_k8s_cluster_interface to an addressed NIC.' % (setting, host))
+    for value, variable in ((pod_subnet, 'ipu_k8s_pod_subnet'), (service_subnet, 'ipu_k8s_service_subnet')):
+        try:
+            cluster = ipaddress.ip_network(str(value), strict=False)
+        except ValueError:
+            continue  # refused with its own message by cluster_networks_problem
+        for own in networks:
+            if cluster.overlaps(own.network):
+                return ('%s=%s overlaps the network of %s on %s (%s on %s): the node would route its own '
+                        'neighbours into the %s network. Choose a %s outside %s.'
+                        % (variable, cluster, name, host, own.with_prefixlen, name,
+                           'pod' if variable == 'ipu_k8s_pod_subnet' else 'service',
+                           variable.replace('ipu_k8s_', '').replace('_', ' '), own.network))
+    return ''
+
+
+def cluster_addresses_problem(addresses):
+    """Two hosts advertising the same cluster address (cloned VMs, a copied host_vars file).
+
+    addresses: [{'host': name, 'address': IPv4 of its cluster interface}, ...]
+    """
+    by_address = {}
+    for entry in addresses:
+        if entry.get('address'):
+            by_address.setdefault(str(entry['address']), []).append(entry['host'])
+    for address, hosts in sorted(by_address.items()):
+        if len(hosts) > 1:
+            return ('%s have the same cluster address %s: each node needs its own (kubeadm advertises it, Calico '
+                    'routes to it). Check ansible_host and ipu_k8s_cluster_interface of these hosts.'
+                    % (' and '.join(sorted(hosts)), address))
+    return ''
+
+
+class FilterModule(object):
+    """Cluster-setting checks; each returns one message, or '' when the value is fine."""
+
+    def filters(self):
+        return {
+            'ipu_k8s_kubernetes_version_problem': kubernetes_version_problem,
+            'ipu_k8s_cluster_networks_problem': cluster_networks_problem,
+            'ipu_k8s_pod_subnet_capacity_problem': pod_subnet_capacity_problem,
+            'ipu_k8s_hosts_problem': hosts_problem,
+            'ipu_k8s_cluster_interface_problem': cluster_interface_problem,
+            'ipu_k8s_cluster_addresses_problem': cluster_addresses_problem,
+        }

@@ -1,0 +1,171 @@
+"""Each inventory mistake about the cluster settings is refused by the real playbooks/preflight.yml.
+
+The run happens inside a network namespace this module builds, so the node's facts are
+known: mgmt0 10.200.0.2/24 with the default route via 10.200.0.1 (the cluster network),
+down0 10.201.0.2/24 administratively down, bare0 up without an address. Every host of the
+inventory is this namespace over the local connection. The OS checks are skipped (a CI
+container is not a node; the VM lab runs them); there are no ipu_nodes, so no RDMA derivation.
+
+For each mistake: ansible-playbook exits non-zero, every failure carries the one same message
+(naming the setting, the bad value and the fix), and no host reports a change.
+"""
+import json
+import subprocess
+
+import pytest
+
+from netns_lab import ANSIBLE_PLAYBOOK, ROOT, ansible_env, ip_binary, local_host
+
+PREFLIGHT = ROOT / 'playbooks' / 'preflight.yml'
+
+
+@pytest.fixture(scope='module')
+def node(netns_factory):
+    namespace = netns_factory('pfnode')
+    # veth pairs with both ends in this namespace (no dummy driver needed): the peer keeps
+    # the carrier up.
+    namespace.ip('link add mgmt0 type veth peer name mgmt0-peer', 'addr add 10.200.0.2/24 dev mgmt0',
+                 'link set mgmt0-peer up', 'link set mgmt0 up', 'route add default via 10.200.0.1 dev mgmt0',
+                 'link add down0 type veth peer name down0-peer', 'addr add 10.201.0.2/24 dev down0',
+                 'link add bare0 type veth peer name bare0-peer', 'link set bare0-peer up', 'link set bare0 up')
+    return namespace
+
+
+def run_preflight(node, tmp_path, hosts=None, control_plane=None, **group_vars):
+    """Preflight on hosts ({name: hostvars}; default one host) with group_vars for all.
+
+    control_plane: the control-plane hosts (default the first); the others are workers.
+    """
+    hosts = hosts or {'poplar-01': {}}
+    control_plane = control_plane or list(hosts)[:1]
+    inventory = {'all': {
+        'vars': group_vars,
+        'hosts': {name: local_host(**hostvars) for name, hostvars in hosts.items()},
+        'children': {
+            'k8s_cluster': {'children': {
+                'control_plane': {'hosts': {name: None for name in control_plane}},
+                'workers': {'hosts': {name: None for name in hosts if name not in control_plane}}}},
+            'ipu_nodes': {'hosts': {}}}}}
+    inventory_file = tmp_path / 'inventory.json'
+    inventory_file.write_text(json.dumps(inventory))
+    env = dict(ansible_env(tmp_path), ANSIBLE_STDOUT_CALLBACK='ansible.posix.json', ANSIBLE_SKIP_TAGS='preflight_os')
+    proc = subprocess.run([ip_binary(), 'netns', 'exec', node.name, ANSIBLE_PLAYBOOK, '-i', str(inventory_file),
+                           str(PREFLIGHT)], cwd=str(ROOT), env=env, capture_output=True, text=True,
+                          timeout=300, check=False)
+    try:
+        data = json.loads(proc.stdout[proc.stdout.index('{'):])
+    except ValueError:
+        raise AssertionError('no JSON from ansible-playbook (rc=%d)\n%s\n%s'
+                             % (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
+    messages = {result.get('msg', '') for play in data['plays'] for task in play['tasks']
+                for result in task['hosts'].values() if result.get('failed')}
+    return proc.returncode, messages, data['stats']
+
+
+def assert_refused(run, *needles):
+    returncode, messages, stats = run
+    assert returncode != 0, 'preflight passed'
+    assert len(messages) == 1, 'expected one message, got: %s' % sorted(messages)
+    message = messages.pop()
+    for needle in needles:
+        assert needle in message, message
+    assert all(host['changed'] == 0 for host in stats.values()), stats
+    return message
+
+
+def test_good_inventory_passes_with_no_change(node, tmp_path):
+    returncode, messages, stats = run_preflight(node, tmp_path)
+    assert returncode == 0 and not messages, messages
+    assert stats['poplar-01']['changed'] == 0 and stats['poplar-01']['failures'] == 0
+
+
+def test_kubernetes_patch_that_does_not_exist_is_refused(node, tmp_path):
+    message = assert_refused(run_preflight(node, tmp_path, ipu_k8s_kubernetes_version='1.31.99'),
+                             'ipu_k8s_kubernetes_version=1.31.99', 'no patch release 99', '1.31.14')
+    assert 'preflight_kubernetes_newest_patch' in message
+
+
+def test_yaml_float_kubernetes_version_gets_a_message_not_a_python_error(node, tmp_path):
+    message = assert_refused(run_preflight(node, tmp_path, ipu_k8s_kubernetes_version=1.30),
+                             'ipu_k8s_kubernetes_version is the number 1.3', 'Quote it')
+    assert 'Traceback' not in message and 'has no attribute' not in message
+
+
+def test_kubernetes_minor_nobody_can_install_is_refused(node, tmp_path):
+    assert_refused(run_preflight(node, tmp_path, ipu_k8s_kubernetes_version='1.22.17'),
+                   'ipu_k8s_kubernetes_version=1.22.17', 'can no longer be installed', 'pkgs.k8s.io')
+
+
+def test_different_kubernetes_versions_on_different_hosts_are_refused(node, tmp_path):
+    hosts = {'poplar-01': {}, 'poplar-02': {'ipu_k8s_kubernetes_version': '1.31.14'}}
+    assert_refused(run_preflight(node, tmp_path, hosts=hosts),
+                   'ipu_k8s_kubernetes_version differs between hosts', '1.31.14 on poplar-02')
+
+
+def test_two_hosts_under_one_node_name_are_refused(node, tmp_path):
+    hosts = {'poplar-01': {}, 'poplar-02': {'ipu_k8s_node_name': 'poplar-01'}}
+    assert_refused(run_preflight(node, tmp_path, hosts=hosts),
+                   'ipu_k8s_node_name=poplar-01', 'poplar-01 and poplar-02')
+
+
+def test_two_hosts_with_one_cluster_address_are_refused(node, tmp_path):
+    # Both hosts are this namespace: the same mgmt0 address, as two cloned VMs would have.
+    hosts = {'poplar-01': {}, 'poplar-02': {}}
+    assert_refused(run_preflight(node, tmp_path, hosts=hosts),
+                   'poplar-01 and poplar-02 have the same cluster address 10.200.0.2')
+
+
+def test_invalid_node_name_is_refused(node, tmp_path):
+    assert_refused(run_preflight(node, tmp_path, hosts={'poplar-01': {'ipu_k8s_node_name': 'Poplar_01'}}),
+                   'ipu_k8s_node_name=Poplar_01', 'not a valid Kubernetes node name')
+
+
+@pytest.mark.parametrize('name,value,needles', [
+    ('ipu_k8s_pod_subnet', '10.200.0.0/16', ('ipu_k8s_pod_subnet=10.200.0.0/16 overlaps the network of mgmt0',
+                                             '10.200.0.2/24')),
+    ('ipu_k8s_service_subnet', '10.192.0.0/12', ('ipu_k8s_service_subnet=10.192.0.0/12 overlaps the network of mgmt0',
+                                                 '10.200.0.2/24')),
+])
+def test_cluster_network_overlapping_the_nodes_own_network_is_refused(node, tmp_path, name, value, needles):
+    assert_refused(run_preflight(node, tmp_path, **{name: value}), *needles)
+
+
+def test_pod_subnet_too_small_for_the_nodes_is_refused(node, tmp_path):
+    assert_refused(run_preflight(node, tmp_path, ipu_k8s_pod_subnet='192.168.0.0/28'),
+                   'ipu_k8s_pod_subnet=192.168.0.0/28 is too small', 'calico_block_size', '/24 or larger')
+
+
+@pytest.mark.parametrize('name,value,needles', [
+    ('ipu_k8s_pod_subnet', '192.168.0.1/16', ('ipu_k8s_pod_subnet=192.168.0.1/16 has host bits set',)),
+    ('ipu_k8s_service_subnet', '10.0.0.0/8', ('ipu_k8s_service_subnet=10.0.0.0/8 is too large',)),
+    ('ipu_k8s_service_subnet', '10.96.0.0/12 ', ('ipu_k8s_service_subnet=10.96.0.0/12 ',)),
+    ('calico_block_size', 18, ('calico_block_size=18 is outside',)),
+    ('calico_registry', 'registry.example.com', ('calico_registry "registry.example.com" must end with "/"',)),
+    ('kubeadm_control_plane_endpoint', 'https://k8s-api.example.com:6443',
+     ('kubeadm_control_plane_endpoint="https://k8s-api.example.com:6443"', 'without a scheme')),
+    ('kubeadm_api_server_port', 70000, ('kubeadm_api_server_port=70000', 'must be 1-65535')),
+])
+def test_bad_cluster_setting_is_refused_naming_it(node, tmp_path, name, value, needles):
+    assert_refused(run_preflight(node, tmp_path, **{name: value}), *needles)
+
+
+def test_pod_and_service_networks_overlapping_each_other_are_refused(node, tmp_path):
+    assert_refused(run_preflight(node, tmp_path, ipu_k8s_pod_subnet='10.96.0.0/16'),
+                   'ipu_k8s_pod_subnet=10.96.0.0/16 and ipu_k8s_service_subnet=10.96.0.0/12 overlap')
+
+
+@pytest.mark.parametrize('interface,needle', [
+    ('lo', 'ipu_k8s_cluster_interface=lo on poplar-01 is the loopback interface'),
+    ('down0', 'ipu_k8s_cluster_interface=down0 on poplar-01 is down'),
+    ('bare0', 'ipu_k8s_cluster_interface=bare0 on poplar-01 has no IPv4 address'),
+    ('eth9', 'ipu_k8s_cluster_interface=eth9 does not exist on poplar-01'),
+])
+def test_cluster_interface_that_cannot_carry_the_cluster_is_refused(node, tmp_path, interface, needle):
+    assert_refused(run_preflight(node, tmp_path, ipu_k8s_cluster_interface=interface), needle)
+
+
+def test_several_control_planes_without_an_endpoint_are_refused(node, tmp_path):
+    # The kubeadm rule, run by preflight: two control-plane hosts need a shared endpoint.
+    hosts = {'poplar-01': {}, 'poplar-02': {}}
+    assert_refused(run_preflight(node, tmp_path, hosts=hosts, control_plane=list(hosts)),
+                   'kubeadm_control_plane_endpoint')
