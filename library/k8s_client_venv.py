@@ -1,0 +1,243 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+"""Ansible module k8s_client_venv: a virtualenv holding the pinned Python Kubernetes client."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: k8s_client_venv
+short_description: Keep a virtualenv with pinned Python packages (the Kubernetes client) on a host
+description:
+  - Creates the virtualenv O(path) with C(python -m venv) when its interpreter is missing, reads the
+    versions installed in it, and runs C(pip install) with the pinned O(requirements) only when one
+    of them is missing or at another version. A second run changes nothing.
+  - Packages come from PyPI (or O(index_url)), or, when O(wheel_dir) is set, only from that
+    directory on the host (C(pip --no-index --find-links)), for sites without internet access.
+  - Independent of the distribution's packages (Ubuntu 22.04's C(python3-kubernetes) is 12.0.1);
+    the virtualenv does not see the system site-packages.
+  - Returns the virtualenv's interpreter in RV(python) and whether it can be used in RV(ready).
+    In check mode a virtualenv that does not exist yet is reported as a change with C(ready=false).
+version_added: "1.0.0"
+author:
+  - ipu-k8s maintainers
+options:
+  path:
+    description: Directory of the virtualenv.
+    type: path
+    required: true
+  requirements:
+    description:
+      - Exact pins, C(name==version) each. Anything else is refused, so that the installed set
+        is known and a rerun is a no-op.
+    type: list
+    elements: str
+    required: true
+  base_python:
+    description:
+      - The system python that creates the virtualenv (C(-m venv)). On Debian and Ubuntu its
+        venv module comes with the C(python3-venv) package.
+    type: path
+    default: /usr/bin/python3
+  wheel_dir:
+    description: Directory on the host with the wheels; empty installs from the package index.
+    type: path
+    default: ""
+  index_url:
+    description: Package index to install from when O(wheel_dir) is empty; empty is pip's default (PyPI).
+    type: str
+    default: ""
+  pip_timeout:
+    description: Seconds pip waits on one network operation.
+    type: int
+    default: 60
+attributes:
+  check_mode:
+    support: full
+    description: Reads the virtualenv and reports what would be created or installed.
+  diff_mode:
+    support: none
+    description: No diff; RV(missing) lists what would be installed.
+'''
+
+EXAMPLES = r'''
+- name: Keep the Kubernetes client virtualenv
+  k8s_client_venv:
+    path: /opt/ipu-k8s/kubernetes-client
+    requirements: [kubernetes==33.1.0, PyYAML==6.0.3, jsonpatch==1.33, requests-oauthlib==2.0.0]
+  register: client
+
+- name: Use it as the interpreter of a kubernetes.core task
+  kubernetes.core.k8s_info:
+    kind: Namespace
+  vars:
+    ansible_python_interpreter: "{{ client.python }}"
+'''
+
+RETURN = r'''
+python:
+  description: The virtualenv's interpreter (for C(ansible_python_interpreter)).
+  returned: always
+  type: str
+  sample: /opt/ipu-k8s/kubernetes-client/bin/python3
+ready:
+  description:
+    - Whether RV(python) exists and has the C(kubernetes) package. Always true after a run
+      outside check mode; false in check mode when the virtualenv does not exist yet.
+  returned: always
+  type: bool
+installed:
+  description: Version of each pinned distribution found in the virtualenv at the end (null when absent).
+  returned: always
+  type: dict
+  sample: {kubernetes: 33.1.0, PyYAML: 6.0.3}
+missing:
+  description: The pins that were (or in check mode would be) installed.
+  returned: always
+  type: list
+  elements: str
+created:
+  description: Whether the virtualenv was (or in check mode would be) created.
+  returned: always
+  type: bool
+'''
+
+import json
+import os
+import re
+
+from ansible.module_utils.basic import AnsibleModule
+
+# Prints {normalised distribution name: version} of everything installed in the interpreter.
+PROBE = (
+    "import importlib.metadata as m, json, re\n"
+    "print(json.dumps({re.sub(r'[-_.]+', '-', d.metadata['Name']).lower(): d.version"
+    " for d in m.distributions() if d.metadata['Name']}))"
+)
+
+PIN = re.compile(r'^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([A-Za-z0-9][A-Za-z0-9.+!_-]*)\s*$')
+
+
+def normalise(name):
+    """PEP 503 name: case and runs of -_. do not matter."""
+    return re.sub(r'[-_.]+', '-', name).lower()
+
+
+def parse_pins(requirements):
+    """[(name, version)] of 'name==version' strings; ValueError naming the first other one."""
+    pins = []
+    for requirement in requirements:
+        match = PIN.match(requirement)
+        if not match:
+            raise ValueError(
+                "requirement %r is not an exact pin: write it as name==version (for example "
+                "kubernetes==33.1.0), so that every host gets the same client and a rerun changes nothing"
+                % requirement)
+        pins.append((match.group(1), match.group(2)))
+    return pins
+
+
+def unmet(pins, installed):
+    """The pins (as 'name==version') the installed {normalised name: version} does not satisfy."""
+    return ['%s==%s' % (name, version) for name, version in pins
+            if installed.get(normalise(name)) != version]
+
+
+def source_args(wheel_dir, index_url):
+    """pip arguments that choose where packages come from."""
+    if wheel_dir:
+        return ['--no-index', '--find-links', wheel_dir]
+    if index_url:
+        return ['--index-url', index_url]
+    return []
+
+
+def pip_command(python, pins, wheel_dir='', index_url='', timeout=60):
+    return ([python, '-m', 'pip', 'install', '--disable-pip-version-check', '--no-input',
+             '--timeout', str(timeout)]
+            + source_args(wheel_dir, index_url)
+            + ['%s==%s' % pin for pin in pins])
+
+
+def report(pins, installed):
+    return {name: installed.get(normalise(name)) for name, _version in pins}
+
+
+def probe(module, python):
+    rc, out, err = module.run_command([python, '-I', '-c', PROBE])
+    if rc != 0:
+        module.fail_json(msg='%s cannot list its installed packages (rc %d): %s. Remove the virtualenv '
+                             '%s so that the next run creates it afresh.'
+                             % (python, rc, (err or out).strip(), module.params['path']),
+                         rc=rc, stdout=out, stderr=err)
+    try:
+        return json.loads(out.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        module.fail_json(msg='%s printed no package list: %r' % (python, out))
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            path=dict(type='path', required=True),
+            requirements=dict(type='list', elements='str', required=True),
+            base_python=dict(type='path', default='/usr/bin/python3'),
+            wheel_dir=dict(type='path', default=''),
+            index_url=dict(type='str', default=''),
+            pip_timeout=dict(type='int', default=60),
+        ),
+        supports_check_mode=True,
+    )
+    path = module.params['path']
+    wheel_dir = module.params['wheel_dir'] or ''
+    try:
+        pins = parse_pins(module.params['requirements'])
+    except ValueError as error:
+        module.fail_json(msg='ipu_k8s_client_requirements: %s' % error)
+    if not any(normalise(name) == 'kubernetes' for name, _version in pins):
+        module.fail_json(msg='ipu_k8s_client_requirements %s pins no kubernetes==<version>: the '
+                             'kubernetes.core modules import that client; add it.' % module.params['requirements'])
+    if wheel_dir and not os.path.isdir(wheel_dir):
+        module.fail_json(msg='ipu_k8s_client_wheel_dir %s is not a directory on %s: copy the wheels '
+                             '(pip download %s) there, or leave it empty to install from the package index.'
+                             % (wheel_dir, os.uname()[1], ' '.join('%s==%s' % pin for pin in pins)))
+
+    python = os.path.join(path, 'bin', 'python3')
+    result = dict(changed=False, python=python, ready=False, created=False, missing=[], installed={})
+
+    if not os.path.exists(python):
+        result.update(changed=True, created=True)
+        if module.check_mode:
+            result.update(missing=['%s==%s' % pin for pin in pins], installed=report(pins, {}))
+            module.exit_json(**result)
+        base_python = module.params['base_python']
+        rc, out, err = module.run_command([base_python, '-m', 'venv', path])
+        if rc != 0:
+            module.fail_json(msg='%s -m venv %s failed (rc %d): %s. On Debian and Ubuntu the venv module '
+                                 'comes with the python3-venv package.' % (base_python, path, rc, (err or out).strip()),
+                             rc=rc, stdout=out, stderr=err)
+
+    installed = probe(module, python)
+    missing = unmet(pins, installed)
+    result['missing'] = missing
+    if missing and not module.check_mode:
+        command = pip_command(python, pins, wheel_dir, module.params['index_url'], module.params['pip_timeout'])
+        rc, out, err = module.run_command(command)
+        if rc != 0:
+            source = wheel_dir and 'the wheels in %s' % wheel_dir or module.params['index_url'] or 'PyPI'
+            module.fail_json(msg='Installing %s into %s from %s failed (rc %d): %s'
+                                 % (' '.join(missing), path, source, rc, (err or out).strip()[-2000:]),
+                             rc=rc, stdout=out, stderr=err, cmd=command)
+        installed = probe(module, python)
+        still = unmet(pins, installed)
+        if still:
+            module.fail_json(msg='pip install ended, yet %s still lacks %s (found %s)'
+                                 % (path, ' '.join(still), report(pins, installed)))
+    result.update(changed=result['changed'] or bool(missing), installed=report(pins, installed),
+                  ready='kubernetes' in installed)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,244 @@
+"""The Kubernetes client virtualenv (roles/ipu_k8s/tasks/k8s_client.yml), run for real on
+this machine with ansible-playbook (connection local), on a host shaped like an Ubuntu 22.04
+control plane: its "system python" (a virtualenv made here, standing for /usr/bin/python3)
+has the distribution's Kubernetes client 12.0.1, which kubernetes.core 6.2.0 does not
+support ("kubernetes<24.2.0 is not supported or tested"; no server-side dry run in check mode
+below 18.20.0, no server-side apply below 19.15.0).
+
+The task file builds the client virtualenv from PyPI (and, once, from a wheel directory with
+no index at all); then a kubernetes.core.k8s_info task wired the way every API task of the
+roles is (`ansible_python_interpreter: ipu_k8s_client_python`) reads a Namespace from a
+small API stand-in on 127.0.0.1 with the pinned client, while the same task with the system
+python gets the old one. A second run changes nothing; check mode creates nothing and skips
+the API task when the virtualenv does not exist yet. Needs PyPI (pip install/download)."""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
+SYSTEM_PYTHON = '/usr/bin/python3'
+OLD_CLIENT = 'kubernetes==12.0.1'
+PINS = yaml.safe_load((ROOT / 'roles' / 'ipu_k8s' / 'defaults' / 'main.yml').read_text())[
+    'ipu_k8s_client_requirements']
+
+
+def pip(python, *args, timeout=900):
+    result = subprocess.run([str(python), '-m', 'pip', '--disable-pip-version-check', '--no-input', *args],
+                            capture_output=True, text=True, timeout=timeout)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result
+
+
+def version_in(python, package):
+    return subprocess.run([str(python), '-I', '-c', 'import importlib.metadata as m; print(m.version(%r))' % package],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+@pytest.fixture(scope='module')
+def ubuntu_2204_python(tmp_path_factory):
+    """A python3 whose site-packages hold the Kubernetes client 12.0.1, as Ubuntu 22.04's
+    python3-kubernetes gives /usr/bin/python3."""
+    if not Path(SYSTEM_PYTHON).exists():
+        pytest.skip('needs %s' % SYSTEM_PYTHON)
+    home = tmp_path_factory.mktemp('system-python')
+    created = subprocess.run([SYSTEM_PYTHON, '-m', 'venv', str(home)], capture_output=True, text=True)
+    if created.returncode != 0:
+        pytest.skip('%s cannot create virtualenvs here: %s' % (SYSTEM_PYTHON, created.stderr.strip()))
+    python = home / 'bin' / 'python3'
+    pip(python, 'install', OLD_CLIENT)
+    assert version_in(python, 'kubernetes') == '12.0.1'
+    return python
+
+
+class NamespaceApi:
+    """Enough of the core/v1 API for kubernetes.core.k8s_info of one Namespace."""
+
+    def __init__(self):
+        self.requests = []
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _send(self, code, body):
+                data = json.dumps(body).encode()
+                self.send_response(code)
+                self.send_header('Content-Type', 'application/json')
+                self.send_header('Content-Length', str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):  # noqa: N802 (http.server naming)
+                path = self.path.split('?')[0].rstrip('/')
+                api.requests.append((path, self.headers.get('User-Agent', '')))
+                answers = {
+                    '/version': {'major': '1', 'minor': '33', 'gitVersion': 'v1.33.5'},
+                    '/api': {'kind': 'APIVersions', 'versions': ['v1'], 'serverAddressByClientCIDRs': []},
+                    '/apis': {'kind': 'APIGroupList', 'apiVersion': 'v1', 'groups': []},
+                    '/api/v1': {'kind': 'APIResourceList', 'groupVersion': 'v1', 'resources': [
+                        {'name': 'namespaces', 'singularName': 'namespace', 'namespaced': False,
+                         'kind': 'Namespace', 'verbs': ['get', 'list', 'watch']}]},
+                    '/api/v1/namespaces/kube-system': {
+                        'apiVersion': 'v1', 'kind': 'Namespace',
+                        'metadata': {'name': 'kube-system', 'uid': 'uid-kube-system', 'resourceVersion': '7'},
+                        'status': {'phase': 'Active'}},
+                }
+                if path in answers:
+                    return self._send(200, answers[path])
+                return self._send(404, {'kind': 'Status', 'code': 404, 'message': 'no %s here' % path})
+
+        self.server = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+        self.url = 'http://127.0.0.1:%d' % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def kubeconfig(self, path):
+        path.write_text(yaml.safe_dump({
+            'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'test',
+            'clusters': [{'name': 'test', 'cluster': {'server': self.url}}],
+            'users': [{'name': 'test', 'user': {'token': 'test'}}],
+            'contexts': [{'name': 'test', 'context': {'cluster': 'test', 'user': 'test'}}]}))
+        return path
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture(scope='module')
+def namespace_api():
+    api = NamespaceApi()
+    yield api
+    api.close()
+
+
+READ_NAMESPACE = {'kind': 'Namespace', 'name': 'kube-system', 'kubeconfig': '{{ ipu_k8s_kubeconfig }}'}
+
+PLAYBOOK = [{
+    'name': 'The API host keeps its Kubernetes client virtualenv',
+    'hosts': 'cp1',
+    'gather_facts': False,
+    'tasks': [
+        {'name': 'Client', 'ansible.builtin.import_role': {'name': 'ipu_k8s', 'tasks_from': 'k8s_client'}},
+        # Wired as every kubernetes.core task of the roles is.
+        {'name': 'Read kube-system with the client virtualenv',
+         'kubernetes.core.k8s_info': READ_NAMESPACE,
+         'vars': {'ansible_python_interpreter': '{{ ipu_k8s_client_python }}'},
+         'when': 'ipu_k8s_client_ready | default(true)'},
+        # What a run on Ubuntu 22.04 did before: the system python and its old client.
+        {'name': 'Read kube-system with the system python', 'kubernetes.core.k8s_info': READ_NAMESPACE},
+    ],
+}]
+
+
+def run(tmp_path, venv, system_python, kubeconfig, *options, **extra):
+    (tmp_path / 'play.yml').write_text(yaml.safe_dump(PLAYBOOK, sort_keys=False))
+    (tmp_path / 'hosts.yml').write_text(yaml.safe_dump({'all': {'hosts': {'cp1': {
+        'ansible_connection': 'local', 'ansible_python_interpreter': str(system_python)}}}}))
+    extra_vars = dict(ipu_k8s_client_venv=str(venv), ipu_k8s_client_base_python=str(system_python),
+                      ipu_k8s_kubeconfig=str(kubeconfig), **extra)
+    (tmp_path / 'extra.json').write_text(json.dumps(extra_vars))
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'), ANSIBLE_STDOUT_CALLBACK='ansible.builtin.json',
+               ANSIBLE_NOCOLOR='1', ANSIBLE_LOCAL_TEMP=str(tmp_path / 'ansible-tmp'))
+    result = subprocess.run([ANSIBLE_PLAYBOOK, '-i', str(tmp_path / 'hosts.yml'), str(tmp_path / 'play.yml'),
+                             '-e', '@%s' % (tmp_path / 'extra.json'), *options],
+                            cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=1200)
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
+    report = json.loads(result.stdout)
+    # Task names without their role prefix ("ipu_k8s : ").
+    return {task['task']['name'].split(' : ', 1)[-1]: task['hosts']['cp1']
+            for play in report['plays'] for task in play['tasks']}
+
+
+def changed(tasks):
+    return sorted(name for name, outcome in tasks.items() if outcome.get('changed'))
+
+
+@pytest.fixture(scope='module')
+def first_runs(tmp_path_factory, ubuntu_2204_python, namespace_api):
+    """The client virtualenv built from PyPI, then the same playbook again."""
+    work = tmp_path_factory.mktemp('k8s-client')
+    venv = work / 'venv'
+    kubeconfig = namespace_api.kubeconfig(work / 'kubeconfig')
+    first = run(work, venv, ubuntu_2204_python, kubeconfig)
+    second = run(work, venv, ubuntu_2204_python, kubeconfig)
+    checked = run(work, venv, ubuntu_2204_python, kubeconfig, '--check')
+    return {'work': work, 'venv': venv, 'kubeconfig': kubeconfig, 'first': first, 'second': second, 'check': checked}
+
+
+def test_first_run_builds_the_pinned_client_beside_the_old_system_one(first_runs, ubuntu_2204_python):
+    created = first_runs['first']['Keep the Kubernetes client virtualenv at the pinned versions']
+    assert created['changed'] and created['created']
+    python = first_runs['venv'] / 'bin' / 'python3'
+    assert created['python'] == str(python)
+    for pin in PINS:
+        name, version = pin.split('==')
+        assert version_in(python, name) == version, pin
+    assert version_in(ubuntu_2204_python, 'kubernetes') == '12.0.1', 'the system python was changed'
+    # The venv module was there, so no apt package was installed.
+    assert first_runs['first']['Install the python venv module'].get('skipped')
+
+
+def test_api_task_reads_the_cluster_through_the_virtualenv(first_runs, namespace_api):
+    read = first_runs['first']['Read kube-system with the client virtualenv']
+    assert not read.get('failed'), read
+    assert [r['metadata']['name'] for r in read['resources']] == ['kube-system']
+    agents = {agent for path, agent in namespace_api.requests if path == '/api/v1/namespaces/kube-system'}
+    assert any('OpenAPI-Generator/33.1.0' in agent for agent in agents), agents
+
+
+UNSUPPORTED = 'kubernetes<24.2.0 is not supported or tested'
+
+
+def test_the_old_system_client_is_unsupported_the_virtualenv_one_is_not(first_runs):
+    # kubernetes.core 6.2.0 warns below 24.2.0, and below 18.20.0 its check mode has no
+    # server-side dry run and below 19.15.0 no server-side apply.
+    old = first_runs['first']['Read kube-system with the system python']
+    assert any(UNSUPPORTED in warning for warning in old.get('warnings', [])), old.get('warnings')
+    new = first_runs['first']['Read kube-system with the client virtualenv']
+    assert not any(UNSUPPORTED in warning for warning in new.get('warnings', [])), new.get('warnings')
+
+
+def test_second_run_changes_nothing(first_runs):
+    assert changed(first_runs['second']) == []
+    assert first_runs['second']['Read kube-system with the client virtualenv']['resources']
+
+
+def test_check_mode_with_the_virtualenv_changes_nothing_and_reads_the_cluster(first_runs):
+    assert changed(first_runs['check']) == []
+    assert first_runs['check']['Read kube-system with the client virtualenv']['resources']
+
+
+def test_check_mode_without_the_virtualenv_creates_nothing_and_skips_the_api_tasks(
+        tmp_path, ubuntu_2204_python, first_runs):
+    venv = tmp_path / 'not-yet'
+    tasks = run(tmp_path, venv, ubuntu_2204_python, first_runs['kubeconfig'], '--check')
+    would = tasks['Keep the Kubernetes client virtualenv at the pinned versions']
+    assert would['changed'] and not would['ready']
+    assert sorted(would['missing']) == sorted(PINS)
+    assert tasks['Read kube-system with the client virtualenv'].get('skipped')
+    assert 'does not exist yet' in tasks['Say why the API tasks are skipped in this check run']['msg']
+    assert not venv.exists()
+
+
+def test_air_gapped_site_installs_from_the_wheel_directory_alone(tmp_path, ubuntu_2204_python, first_runs):
+    wheels = tmp_path / 'wheels'
+    pip(ubuntu_2204_python, 'download', '--dest', str(wheels), *PINS)
+    venv = tmp_path / 'venv'
+    # pip gets --no-index: nothing may come from an index.
+    tasks = run(tmp_path, venv, ubuntu_2204_python, first_runs['kubeconfig'], ipu_k8s_client_wheel_dir=str(wheels))
+    assert tasks['Keep the Kubernetes client virtualenv at the pinned versions']['changed']
+    assert tasks['Read kube-system with the client virtualenv']['resources']
+    assert version_in(venv / 'bin' / 'python3', 'kubernetes') == '33.1.0'
+    again = run(tmp_path, venv, ubuntu_2204_python, first_runs['kubeconfig'],
+                ipu_k8s_client_wheel_dir=str(wheels))
+    assert changed(again) == []

@@ -1,0 +1,68 @@
+"""library/k8s_client_venv.py: the pins it accepts, what it finds unmet, the pip command it
+builds, and its refusals (run through main() with module args, as Ansible runs it)."""
+
+import pytest
+
+from module_harness import ModuleFail, load_library_module
+
+venv = load_library_module('k8s_client_venv')
+
+
+def test_exact_pins_are_parsed():
+    assert venv.parse_pins(['kubernetes==33.1.0', 'PyYAML == 6.0.3']) == [('kubernetes', '33.1.0'), ('PyYAML', '6.0.3')]
+
+
+@pytest.mark.parametrize('requirement', ['kubernetes', 'kubernetes>=24.2.0', 'kubernetes==', 'kubernetes~=33.1'])
+def test_a_requirement_that_is_not_an_exact_pin_is_refused(requirement):
+    with pytest.raises(ValueError, match='not an exact pin: write it as name==version'):
+        venv.parse_pins([requirement])
+
+
+def test_names_compare_as_pep_503_names():
+    installed = {'pyyaml': '6.0.3', 'requests-oauthlib': '2.0.0'}
+    assert venv.unmet([('PyYAML', '6.0.3'), ('requests_oauthlib', '2.0.0')], installed) == []
+
+
+def test_a_missing_or_other_version_is_unmet():
+    installed = {'kubernetes': '12.0.1'}
+    assert venv.unmet([('kubernetes', '33.1.0'), ('jsonpatch', '1.33')], installed) == [
+        'kubernetes==33.1.0', 'jsonpatch==1.33']
+
+
+def test_pip_installs_from_the_wheel_directory_alone_when_one_is_given():
+    command = venv.pip_command('/v/bin/python3', [('kubernetes', '33.1.0')], wheel_dir='/srv/wheels',
+                               index_url='https://mirror/simple')
+    assert command[:4] == ['/v/bin/python3', '-m', 'pip', 'install']
+    assert command[-4:] == ['--no-index', '--find-links', '/srv/wheels', 'kubernetes==33.1.0']
+    assert 'https://mirror/simple' not in command
+
+
+def test_pip_uses_the_index_url_without_a_wheel_directory():
+    command = venv.pip_command('/v/bin/python3', [('kubernetes', '33.1.0')], index_url='https://mirror/simple')
+    assert command[-3:] == ['--index-url', 'https://mirror/simple', 'kubernetes==33.1.0']
+    assert '--no-index' not in command
+
+
+def test_an_unpinned_requirement_is_refused_naming_the_setting(run_module, tmp_path):
+    with pytest.raises(ModuleFail) as failure:
+        run_module('k8s_client_venv', {'path': str(tmp_path / 'v'), 'requirements': ['kubernetes>=24']})
+    assert failure.value.result['msg'].startswith("ipu_k8s_client_requirements: requirement 'kubernetes>=24'")
+
+
+def test_pins_without_the_kubernetes_client_are_refused(run_module, tmp_path):
+    with pytest.raises(ModuleFail, match='pins no kubernetes==<version>'):
+        run_module('k8s_client_venv', {'path': str(tmp_path / 'v'), 'requirements': ['PyYAML==6.0.3']})
+
+
+def test_a_wheel_directory_that_does_not_exist_is_refused(run_module, tmp_path):
+    with pytest.raises(ModuleFail, match='ipu_k8s_client_wheel_dir .*/nowhere is not a directory'):
+        run_module('k8s_client_venv', {'path': str(tmp_path / 'v'), 'requirements': ['kubernetes==33.1.0'],
+                                       'wheel_dir': str(tmp_path / 'nowhere')})
+
+
+def test_check_mode_reports_a_missing_virtualenv_without_creating_it(run_module, tmp_path):
+    result = run_module('k8s_client_venv', {'path': str(tmp_path / 'v'), 'requirements': ['kubernetes==33.1.0'],
+                                            '_ansible_check_mode': True})
+    assert result['changed'] and result['created'] and not result['ready']
+    assert result['missing'] == ['kubernetes==33.1.0']
+    assert not (tmp_path / 'v').exists()
