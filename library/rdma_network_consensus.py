@@ -16,7 +16,9 @@ description:
   - Fails, naming which hosts have which value, when the nodes disagree on the subnet or on the
     interface name (a MacvlanNetwork has one master interface and one range).
   - The MTU is the smallest any node has (with a warning when they differ); the excludes are the
-    union of every node's (with a warning when they differ); the V-IPU addresses are listed once each.
+    union of every node's (with a warning when the configured ones differ) plus every node's own RDMA
+    address and every V-IPU controller address, so no pod can be given one; the V-IPU addresses are
+    listed once each.
   - Does not set facts, so the per-node C(rdma_network) fact of a control-plane node that is also
     an IPU node is left as it is. Register the result.
 version_added: "1.0.0"
@@ -29,6 +31,19 @@ options:
         C(excludes), C(vipu_address); others are ignored).
     type: dict
     required: true
+  ipam:
+    description:
+      - The IPAM the chart release uses. With C(nv-ipam) the result also carries C(nv_ipam), the
+        NVIDIA IPAM pool for these nodes.
+    type: str
+    choices: [whereabouts, nv-ipam]
+    default: whereabouts
+  nv_ipam_block_size:
+    description:
+      - NVIDIA IPAM C(perNodeBlockSize). 0 picks the largest size that gives every node a block with
+        addresses outside the excludes; another value is checked to do so.
+    type: int
+    default: 0
 attributes:
   check_mode:
     support: full
@@ -76,10 +91,24 @@ rdma_network:
       type: int
       sample: 9000
     excludes:
-      description: Union of the nodes' excludes, as few CIDRs as cover them.
+      description: Union of the nodes' excludes and their own and the V-IPU addresses, as few CIDRs as cover them.
       type: list
       elements: str
-      sample: ["10.247.208.0/25"]
+      sample: ["10.247.208.0/25", "10.247.208.201/32"]
+    nv_ipam:
+      description: With I(ipam=nv-ipam), the NVIDIA IPAM IPPool values.
+      returned: when ipam is nv-ipam
+      type: dict
+      contains:
+        exclusions:
+          description: The excludes as inclusive address ranges (IPPool C(exclusions)).
+          type: list
+          elements: dict
+          sample: [{"startIP": "10.247.208.0", "endIP": "10.247.208.127"}]
+        block_size:
+          description: IPPool C(perNodeBlockSize).
+          type: int
+          sample: 255
     vipu_addresses:
       description: The V-IPU controller addresses the nodes reported, unique, in address order.
       type: list
@@ -95,12 +124,15 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             networks=dict(type='dict', required=True),
+            ipam=dict(type='str', default='whereabouts', choices=['whereabouts', 'nv-ipam']),
+            nv_ipam_block_size=dict(type='int', default=0),
         ),
         supports_check_mode=True,
     )
     error = None
     try:
-        network, warnings = agree_rdma_networks(module.params['networks'])
+        network, warnings = agree_rdma_networks(module.params['networks'], module.params['ipam'],
+                                                module.params['nv_ipam_block_size'])
     except IpuK8sError as e:
         error = str(e)
     if error is not None:

@@ -21,8 +21,11 @@ description:
     (MACVLAN pods must share the L2 subnet with the controller), when the address is the node's
     own or not unicast, when the subnet is not larger than the excluded prefix, when a pinned
     O(interface) is not the one the kernel uses, and when an O(exclude) entry is not inside the subnet.
-  - Warns when the controller address or the node's own RDMA address lies outside the excluded
-    range, since Whereabouts could then hand that address to a pod.
+  - Adds the controller address and the node's own RDMA address to the excludes (as /32) when
+    the excluded range leaves them out, so the IPAM can never hand either to a pod.
+  - When the route is refused or missing because the RDMA NIC holding the controller's subnet is
+    administratively down (the kernel then drops its routes and finds the default gateway, or
+    nothing), the refusal says so (C(RDMA NIC <if> is down)), read from C(ip -j -4 addr show).
   - Reads only; never changes anything.
 version_added: "1.0.0"
 author:
@@ -115,10 +118,15 @@ rdma_network:
       type: int
       sample: 9000
     excludes:
-      description: CIDRs Whereabouts must not hand to pods.
+      description: CIDRs the IPAM must not hand to pods, the node's own and the controller's address included.
       type: list
       elements: str
-      sample: ["10.247.208.0/25"]
+      sample: ["10.247.208.0/25", "10.247.208.201/32"]
+    excludes_added:
+      description: The /32s of I(excludes) added because the excluded range left those addresses out.
+      type: list
+      elements: str
+      sample: ["10.247.208.201/32"]
     vipu_address:
       description: The controller's IPv4 address (port dropped, host name resolved).
       type: str
@@ -130,6 +138,7 @@ from ansible.module_utils.ipu_k8s_rdma import (
     DEFAULT_EXCLUDE_PREFIX,
     IpuK8sError,
     derive_rdma_network,
+    refuse_down_interface,
     resolve_ipv4,
     show_output,
     split_address,
@@ -143,10 +152,18 @@ def rdma_network(module, ip_bin):
         raise IpuK8sError('exclude_prefix %d is not a prefix length (1-32)' % params['exclude_prefix'])
     host = split_address(params['address'], 'address')[0]
     address = resolve_ipv4(host)
+    def read_all_interfaces():
+        rc, out, err = module.run_command([ip_bin, '-j', '-4', 'addr', 'show'], environ_update={'LC_ALL': 'C'})
+        if rc != 0:
+            raise IpuK8sError('cannot list the interfaces of this node (ip -j -4 addr show): %s'
+                              % show_output(err or out))
+        return out
+
     try:
         rc, route_json, err = module.run_command([ip_bin, '-j', '-4', 'route', 'get', address],
                                                  environ_update={'LC_ALL': 'C'})
         if rc != 0:
+            refuse_down_interface(read_all_interfaces, address)
             raise IpuK8sError('the kernel has no route to the V-IPU address %s (%s): give this node an address in '
                               "the V-IPU controller's subnet on its RDMA NIC, and check that the NIC is up"
                               % (address, show_output(err or route_json)))
@@ -160,7 +177,7 @@ def rdma_network(module, ip_bin):
             return out
 
         return derive_rdma_network(route_json, read_interface, address, params['exclude_prefix'],
-                                   params['exclude'], params['interface'] or None)
+                                   params['exclude'], params['interface'] or None, read_all_interfaces)
     except IpuK8sError as e:
         if host != address:
             raise IpuK8sError('%s [%s resolves to %s]' % (e, host, address))

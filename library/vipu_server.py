@@ -12,7 +12,10 @@ short_description: Find the V-IPU controller address of an IPU node
 description:
   - Finds the address of the V-IPU controller (vipu-server) that an IPU node talks to, in this
     order, and returns it with where it came from.
-  - 1. The O(address) option, when given.
+  - 1. The O(address) option, or the entry of the O(controllers) list (the inventory's
+    C(ipu_k8s_vipu_controllers)) that O(controller) names, when given. The whole list is checked
+    first by the same code preflight runs (module_utils/ipu_k8s_vipu_controllers.py) - names,
+    hosts (no C(host:port)), ports, labels, duplicates.
   - 2. What C(<cli> --server-version --showjson) prints (a JSON object with C(version) and
     C(host) = C(ip:port)), when the V-IPU CLI is installed. A CLI that is installed but fails or
     prints something else is an error, not a reason to look elsewhere.
@@ -20,6 +23,8 @@ description:
     environment (set them with the task keyword C(environment) when the login profile that
     defines them is not read), when O(environment=true).
   - A host name is resolved on the node to an IPv4 address. Reads only; never changes anything.
+  - The result carries the controller's name and node label too, so the IPU Operator's
+    C(global.vipuControllers) and the node labels are built from what each node resolved.
 version_added: "1.0.0"
 author:
   - ipu-k8s maintainers
@@ -28,7 +33,27 @@ options:
     description:
       - The V-IPU controller as C(host) or C(host:port); C(host) is an IPv4 address or a host name.
       - When given, the CLI and the environment are not consulted.
+      - Mutually exclusive with O(controllers).
     type: str
+  controllers:
+    description:
+      - The V-IPU controllers of the inventory (C(ipu_k8s_vipu_controllers)), each a dict with
+        C(name), C(host) (IPv4 address or DNS name, no port), optional C(port) (default O(port)) and
+        optional C(label) (C(key=value), default O(label)).
+      - When not empty, the entry O(controller) names is used and the CLI and the environment are not consulted.
+    type: list
+    elements: dict
+    default: []
+  controller:
+    description:
+      - Name of this node's entry in O(controllers) (C(ipu_k8s_vipu_controller)); empty means the first.
+    type: str
+    default: ''
+  label:
+    description:
+      - Node label (C(key=value)) of a controller that does not give its own (C(ipu_k8s_ipu_node_label)).
+    type: str
+    default: ipunode=true
   port:
     description:
       - Port used when the address found carries none.
@@ -70,9 +95,11 @@ EXAMPLES = r'''
   vipu_server:
   register: vipu
 
-- name: Use the controller named in the inventory
+- name: Use this node's entry of the inventory's controller list
   vipu_server:
-    address: "{{ ipu_k8s_vipu_controllers[0].host }}:{{ ipu_k8s_vipu_controllers[0].port }}"
+    controllers: "{{ ipu_k8s_vipu_controllers }}"
+    controller: "{{ ipu_k8s_vipu_controller }}"
+    label: "{{ ipu_k8s_ipu_node_label }}"
 
 - name: Read the controller from a CLI outside PATH, with the profile's variables
   vipu_server:
@@ -109,15 +136,24 @@ vipu_server:
       type: str
       sample: 1.18.0
     source:
-      description: Where the address came from.
+      description: Where the address came from (C(inventory) is the O(controllers) list).
       type: str
-      choices: [param, cli, env]
+      choices: [param, inventory, cli, env]
       sample: cli
+    name:
+      description: The controller's name, its entry's C(name) for the O(controllers) list, else C(host:port).
+      type: str
+      sample: pod001
+    label:
+      description: The node label (C(key=value)) of the controller's IPU nodes.
+      type: str
+      sample: ipunode=true
 '''
 
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.ipu_k8s_vipu_controllers import choose_controller, label_problem, parse_controllers
 from ansible.module_utils.ipu_k8s_rdma import (
     DEFAULT_VIPU_PORT,
     IpuK8sError,
@@ -136,7 +172,19 @@ _TIMEOUT_RCS = (124, 137)
 # Seconds timeout(1) waits after SIGTERM before it sends SIGKILL.
 _KILL_AFTER = 5
 # Where an address came from, for error messages.
-_SOURCES = {'param': 'the address option', 'cli': 'the V-IPU CLI', 'env': VIPU_ENV_HOST}
+_SOURCES = {'param': 'the address option', 'cli': 'the V-IPU CLI', 'env': VIPU_ENV_HOST,
+            'inventory': 'ipu_k8s_vipu_controllers'}
+
+
+def _utf8(text):
+    """(text, whether it held undecodable bytes): run_command keeps bytes that are not UTF-8 as
+    lone surrogates, which no module result may carry; they become \\xNN escapes here."""
+    text = text or ''
+    raw = text.encode('utf-8', 'surrogateescape')
+    try:
+        return raw.decode('utf-8'), False
+    except UnicodeDecodeError:
+        return raw.decode('utf-8', 'backslashreplace'), True
 
 
 def _from_cli(module, cli_path):
@@ -146,6 +194,8 @@ def _from_cli(module, cli_path):
     if timeout_bin:
         command = [timeout_bin, '-k', str(_KILL_AFTER), str(module.params['timeout'])] + command
     rc, out, err = module.run_command(command, environ_update={'LC_ALL': 'C'})
+    out, out_undecodable = _utf8(out)
+    err = _utf8(err)[0]
     if timeout_bin and rc in _TIMEOUT_RCS:
         raise IpuK8sError('%s --server-version did not answer within %d s: is the V-IPU controller up and reachable '
                           'from this node? Pass the address explicitly to skip the CLI'
@@ -154,17 +204,25 @@ def _from_cli(module, cli_path):
         raise IpuK8sError('%s --server-version --showjson failed (rc=%d): %s. The V-IPU controller did not answer '
                           'or the CLI is not configured (%s, ~/.vipu.hcl); fix that, or pass the address explicitly'
                           % (cli_path, rc, show_output(err or out), VIPU_ENV_HOST))
+    if out_undecodable:
+        raise IpuK8sError('%s --server-version --showjson printed bytes that are not UTF-8 (shown as \\x..): %s. '
+                          'Check the V-IPU CLI and its locale on this node, or pass the address explicitly'
+                          % (cli_path, show_output(out)))
     answer = parse_vipu_server_version(out)
     host, port = split_address(answer['host'], 'the host printed by %s --server-version' % cli_path)
     return host, port, answer['version']
 
 
 def find_vipu_server(module):
-    """The controller as (host, port or None, version, source)."""
+    """The controller as (host, port or None, version, source, name or None, label or None)."""
     params = module.params
+    if params['controllers']:
+        entries = parse_controllers(params['controllers'], params['port'], params['label'])
+        entry = choose_controller(entries, params['controller'])
+        return entry['host'], entry['port'], None, 'inventory', entry['name'], entry['label']
     if params['address'] is not None:
         host, port = split_address(params['address'], 'address')
-        return host, port, None, 'param'
+        return host, port, None, 'param', None, None
     cli = params['cli']
     cli_path = module.get_bin_path(cli)
     if cli_path is None and os.sep in cli:
@@ -172,11 +230,11 @@ def find_vipu_server(module):
                           'at vipu to look it up on PATH' % cli)
     if cli_path:
         host, port, version = _from_cli(module, cli_path)
-        return host, port, version, 'cli'
+        return host, port, version, 'cli', None, None
     if params['environment']:
         found = vipu_address_from_environment(os.environ, params['port'])
         if found:
-            return found[0], found[1], None, 'env'
+            return found[0], found[1], None, 'env', None, None
     if params['environment']:
         why_not_env = '%s is not set' % VIPU_ENV_HOST
     else:
@@ -194,7 +252,11 @@ def main():
             cli=dict(type='str', default='vipu'),
             environment=dict(type='bool', default=True),
             timeout=dict(type='int', default=30),
+            controllers=dict(type='list', elements='dict', default=[]),
+            controller=dict(type='str', default=''),
+            label=dict(type='str', default='ipunode=true'),
         ),
+        mutually_exclusive=[('address', 'controllers')],
         supports_check_mode=True,
     )
     error = None
@@ -202,7 +264,10 @@ def main():
         default_port = parse_port(module.params['port'], 'port')
         if module.params['timeout'] < 1:
             raise IpuK8sError('timeout must be at least 1 second, got %d' % module.params['timeout'])
-        host, port, version, source = find_vipu_server(module)
+        why = label_problem(module.params['label'])
+        if why:
+            raise IpuK8sError("label '%s' (ipu_k8s_ipu_node_label) %s" % (module.params['label'], why))
+        host, port, version, source, name, label = find_vipu_server(module)
         try:
             host = resolve_ipv4(host)
         except IpuK8sError as e:
@@ -218,6 +283,8 @@ def main():
         'address': '%s:%d' % (host, port),
         'version': version,
         'source': source,
+        'name': name or '%s:%d' % (host, port),
+        'label': label or module.params['label'],
     }
     module.exit_json(changed=False, vipu_server=server, ansible_facts={'vipu_server': server})
 

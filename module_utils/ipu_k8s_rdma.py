@@ -344,16 +344,53 @@ def _suggest_network(text):
         return '10.247.208.0/25'
 
 
+def down_interface_holding(links, address):
+    """(name, its address/prefix) of an administratively down interface whose IPv4 subnet
+    holds address, from `ip -j addr show`; None when there is none.
+
+    The kernel drops the connected routes of a down interface, so the route lookup then
+    finds the default gateway (or nothing): this names the real cause.
+    """
+    target = ipaddress.IPv4Address(address)
+    for link in links:
+        if not isinstance(link, dict) or 'UP' in (link.get('flags') or []):
+            continue
+        for info in link.get('addr_info') or []:
+            if info.get('family') != 'inet' or 'local' not in info:
+                continue
+            iface = ipaddress.IPv4Interface('%s/%s' % (info['local'], info.get('prefixlen', 32)))
+            if target in iface.network:
+                return link.get('ifname'), str(iface)
+    return None
+
+
+def refuse_down_interface(read_all_interfaces, address):
+    """Raise 'RDMA NIC <if> is down' when a down interface holds address's subnet."""
+    if read_all_interfaces is None:
+        return
+    down = down_interface_holding(parse_ip_json(read_all_interfaces(), 'ip -j -4 addr show'), address)
+    if down:
+        raise IpuK8sError('RDMA NIC %s is down: it has %s, the subnet of the V-IPU address %s, but it is '
+                          'administratively down, so the kernel routes nothing through it. Bring it up '
+                          '(ip link set %s up, and make it come up at boot in the netplan/ifupdown '
+                          'configuration), then run again' % (down[0], down[1], address, down[0]))
+
+
 def derive_rdma_network(route_json, read_interface, address, exclude_prefix=DEFAULT_EXCLUDE_PREFIX,
-                        excludes=None, interface=None):
+                        excludes=None, interface=None, read_all_interfaces=None):
     """Everything rdma_network_facts returns -> (rdma_network dict, warnings list).
 
     route_json is what `ip -j route get <address>` printed; read_interface(device) returns
     what `ip -j addr show dev <device>` prints, and is called only once the route is
-    accepted.
+    accepted. read_all_interfaces() returns what `ip -j -4 addr show` prints; it is called
+    only when the route is refused, to tell a down RDMA NIC from a wrong address.
     """
     routes = parse_ip_json(route_json, 'ip -j route get %s' % address)
-    device, preferred_source = check_route(routes, address, interface)
+    try:
+        device, preferred_source = check_route(routes, address, interface)
+    except IpuK8sError:
+        refuse_down_interface(read_all_interfaces, address)
+        raise
     links = parse_ip_json(read_interface(device), 'ip -j addr show dev %s' % device)
     mtu, addresses = parse_interface(links, device)
     chosen = connected_network(addresses, address, device, preferred_source)
@@ -362,13 +399,8 @@ def derive_rdma_network(route_json, read_interface, address, exclude_prefix=DEFA
     if network.prefixlen <= 30 and target in (network.network_address, network.broadcast_address):
         raise IpuK8sError('the V-IPU address %s is the network or broadcast address of %s on %s: give the '
                           "V-IPU controller's address" % (address, network, device))
-    exclude_list = compute_excludes(network, exclude_prefix, excludes)
-    warnings = []
-    excluded = [ipaddress.IPv4Network(e) for e in exclude_list]
-    for what, ip in (('the V-IPU controller address', target), ("this node's own RDMA address", chosen.ip)):
-        if not any(ip in e for e in excluded):
-            warnings.append('%s %s is outside the excluded range %s of %s: Whereabouts may give it to a pod. '
-                            'Add it to ipu_k8s_rdma_excludes' % (what, ip, ', '.join(exclude_list), network))
+    exclude_list, added = exclude_own_addresses(network, compute_excludes(network, exclude_prefix, excludes),
+                                                [target, chosen.ip])
     result = {
         'interface': device,
         'cidr': str(network),
@@ -376,9 +408,120 @@ def derive_rdma_network(route_json, read_interface, address, exclude_prefix=DEFA
         'node_address': str(chosen.ip),
         'mtu': mtu,
         'excludes': exclude_list,
+        'excludes_added': added,
         'vipu_address': str(target),
     }
-    return result, warnings
+    return result, []
+
+
+def exclude_own_addresses(network, excludes, addresses):
+    """excludes (CIDRs inside network) with every address of addresses that they leave out
+    added as a /32 -> (sorted CIDR strings, the /32s added).
+
+    The V-IPU controller's address and every IPU node's own RDMA address must never be
+    handed to a pod, so they are excluded automatically instead of warned about. Refuses
+    an address outside network and a result that leaves pods no address.
+    """
+    network = ipaddress.IPv4Network(network)
+    parsed = [ipaddress.IPv4Network(str(e)) for e in excludes]
+    added = []
+    for address in addresses:
+        address = ipaddress.IPv4Address(str(address))
+        if address not in network:
+            raise IpuK8sError('address %s is not in the RDMA subnet %s, so it cannot be excluded from it: every '
+                              'IPU node and the V-IPU controller must be on that subnet' % (address, network))
+        if not any(address in e for e in parsed + added):
+            added.append(ipaddress.IPv4Network(address))
+    everything = list(ipaddress.collapse_addresses(parsed + added))
+    if _usable_count(network, everything) == 0:
+        raise IpuK8sError('the excludes %s, with the V-IPU controller and IPU node addresses, leave no address of '
+                          'the RDMA subnet %s for pods: shrink ipu_k8s_rdma_excludes or raise '
+                          'ipu_k8s_rdma_exclude_prefix' % (', '.join(str(e) for e in parsed), network))
+    return [str(n) for n in sorted(set(parsed + added))], [str(n) for n in sorted(added)]
+
+
+def _usable_count(network, excludes):
+    """Host addresses of network (network and broadcast address left out from /30 up) not in excludes."""
+    hosts = network.num_addresses - (2 if network.prefixlen <= 30 else 0)
+    first = int(network.network_address) + (1 if network.prefixlen <= 30 else 0)
+    last = first + hosts - 1
+    covered = 0
+    for exclude in excludes:
+        low = max(first, int(exclude.network_address))
+        high = min(last, int(exclude.broadcast_address))
+        covered += max(0, high - low + 1)
+    return hosts - covered
+
+
+def exclude_ranges(excludes):
+    """CIDRs -> [{'startIP', 'endIP'}] with touching ranges merged (the NVIDIA IPAM IPPool
+    exclusions form, which lists inclusive address ranges)."""
+    ranges = []
+    for exclude in ipaddress.collapse_addresses(ipaddress.IPv4Network(str(e)) for e in excludes):
+        start, end = int(exclude.network_address), int(exclude.broadcast_address)
+        if ranges and start == ranges[-1][1] + 1:
+            ranges[-1][1] = end
+        else:
+            ranges.append([start, end])
+    return [{'startIP': str(ipaddress.IPv4Address(s)), 'endIP': str(ipaddress.IPv4Address(e))} for s, e in ranges]
+
+
+def nv_ipam_blocks(network, block_size):
+    """The per-node blocks NVIDIA IPAM cuts an IPPool subnet into, in order -> [(first, last)].
+
+    As nvidia-k8s-ipam's controller allocator (pkg/ipam-controller/allocator/allocator.go at
+    tag network-operator-v26.1.2, which also skips blocks that are entirely excluded):
+    blocks of block_size addresses from the address after the network address (the network
+    address itself only for /31 and /32), a block valid while its last address is inside
+    the subnet and is not the broadcast address.
+    """
+    network = ipaddress.IPv4Network(network)
+    first = int(network.network_address) + (0 if network.prefixlen >= 31 else 1)
+    broadcast = int(network.broadcast_address)
+    blocks = []
+    start = first
+    while True:
+        end = start + block_size - 1
+        if end > broadcast or (network.prefixlen < 31 and end == broadcast):
+            return blocks
+        blocks.append((start, end))
+        start = end + 1
+
+
+def nv_ipam_block_size(network, excludes, nodes, block_size=0):
+    """perNodeBlockSize for an IPPool over network that gives every one of nodes IPU nodes a
+    block with addresses outside excludes.
+
+    block_size 0 picks the largest size that does (blocks entirely inside the excludes are
+    skipped by the allocator, so they do not count); a given size is checked. Refuses when
+    no size fits.
+    """
+    network = ipaddress.IPv4Network(network)
+    parsed = list(ipaddress.collapse_addresses(ipaddress.IPv4Network(str(e)) for e in excludes))
+
+    def usable_blocks(size):
+        count = 0
+        for start, end in nv_ipam_blocks(network, size):
+            if not any(int(e.network_address) <= start and end <= int(e.broadcast_address) for e in parsed):
+                count += 1
+        return count
+
+    nodes = int(nodes)
+    if nodes < 1:
+        raise IpuK8sError('no IPU nodes to give NVIDIA IPAM blocks to')
+    if block_size:
+        block_size = int(block_size)
+        if block_size < 1 or usable_blocks(block_size) < nodes:
+            raise IpuK8sError('rdma_network_nv_ipam_block_size %d gives fewer than %d blocks with free addresses in '
+                              '%s outside %s: use a smaller size, or 0 to compute it'
+                              % (block_size, nodes, network, ', '.join(str(e) for e in parsed)))
+        return block_size
+    hosts = network.num_addresses - (2 if network.prefixlen < 31 else 0)
+    for size in range(hosts, 0, -1):
+        if usable_blocks(size) >= nodes:
+            return size
+    raise IpuK8sError('the RDMA subnet %s outside %s has too few free addresses for %d IPU nodes'
+                      % (network, ', '.join(str(e) for e in parsed), nodes))
 
 
 # --- agreement across nodes -------------------------------------------------------------
@@ -411,20 +554,30 @@ def _check_entry(host, entry):
         vipu = ipaddress.IPv4Address(str(entry['vipu_address']))
     except ValueError as e:
         raise IpuK8sError('the RDMA network of %s has a malformed exclude or vipu_address (%s)' % (host, e))
-    return {'interface': str(entry['interface']), 'cidr': network, 'mtu': mtu, 'excludes': excludes, 'vipu': vipu}
+    try:
+        added = [ipaddress.IPv4Network(str(e)) for e in entry.get('excludes_added') or []]
+        node = ipaddress.IPv4Address(str(entry['node_address'])) if entry.get('node_address') else None
+    except ValueError as e:
+        raise IpuK8sError('the RDMA network of %s has a malformed excludes_added or node_address (%s)' % (host, e))
+    return {'interface': str(entry['interface']), 'cidr': network, 'mtu': mtu, 'excludes': excludes, 'vipu': vipu,
+            'added': added, 'node': node}
 
 
 def _describe_split(by_value):
     return '; '.join('%s on %s' % (value, ', '.join(sorted(hosts))) for value, hosts in sorted(by_value.items()))
 
 
-def agree_rdma_networks(networks):
+def agree_rdma_networks(networks, ipam='whereabouts', block_size=0):
     """{host: rdma_network} from every IPU node -> (the one agreed rdma_network, warnings).
 
     Nodes must agree on the subnet and on the interface name (one MacvlanNetwork has one
     master interface and one range). The MTU is the smallest any node has; excludes are
-    the union of every node's.
+    the union of every node's, and every node's own address and every V-IPU controller
+    address are excluded too. With ipam 'nv-ipam' the result also carries the NVIDIA IPAM
+    pool: the excludes as address ranges and the per-node block size for these nodes.
     """
+    if ipam not in ('whereabouts', 'nv-ipam'):
+        raise IpuK8sError("ipam '%s' is not one this project renders: whereabouts or nv-ipam" % ipam)
     if not isinstance(networks, dict) or not networks:
         raise IpuK8sError('no RDMA network to agree on: networks is empty. Is the ipu_nodes group empty, or did '
                           'rdma_network_facts not run on those nodes?')
@@ -449,14 +602,15 @@ def agree_rdma_networks(networks):
     if len(mtus) > 1:
         warnings.append('RDMA interface MTUs differ (%s): the MacvlanNetwork uses the smallest, %d'
                         % (_describe_split(mtus), min(mtus)))
-    exclude_sets = set(tuple(sorted(set(e['excludes']))) for e in entries.values())
-    excludes = sorted(ipaddress.collapse_addresses([n for e in entries.values() for n in e['excludes']]))
+    # Each node excluded its own address and the controller's (excludes_added); the excludes
+    # the nodes were configured with are what must agree.
+    exclude_sets = set(tuple(sorted(set(e['excludes']) - set(e['added']))) for e in entries.values())
+    own = [e['node'] for e in entries.values() if e['node'] is not None] + [e['vipu'] for e in entries.values()]
+    united, _added = exclude_own_addresses(first['cidr'], [n for e in entries.values() for n in e['excludes']], own)
+    excludes = sorted(ipaddress.collapse_addresses(ipaddress.IPv4Network(n) for n in united))
     if len(exclude_sets) > 1:
         warnings.append('IPU nodes computed different excludes; using their union %s'
                         % ', '.join(str(n) for n in excludes))
-    if sum(n.num_addresses for n in excludes) >= first['cidr'].num_addresses:
-        raise IpuK8sError('the excludes of all IPU nodes together cover the whole RDMA subnet %s: pods would get '
-                          'no address' % first['cidr'])
     result = {
         'interface': first['interface'],
         'cidr': str(first['cidr']),
@@ -465,4 +619,9 @@ def agree_rdma_networks(networks):
         'excludes': [str(n) for n in excludes],
         'vipu_addresses': [str(a) for a in sorted(set(e['vipu'] for e in entries.values()))],
     }
+    if ipam == 'nv-ipam':
+        result['nv_ipam'] = {
+            'exclusions': exclude_ranges(result['excludes']),
+            'block_size': nv_ipam_block_size(first['cidr'], excludes, len(entries), block_size),
+        }
     return result, warnings

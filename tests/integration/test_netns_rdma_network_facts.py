@@ -4,7 +4,7 @@ default route through a gateway, and every refusal."""
 
 import pytest
 
-from netns_lab import local_host, run_playbook
+from netns_lab import LAB_HOSTS, local_host, run_playbook, veth
 
 NODE_CASES = {
     # name: (module options, check mode)
@@ -66,7 +66,7 @@ def refusal(run, case):
 def test_23_subnet_is_found_with_its_real_prefix(node_run):
     assert network(node_run, 'subnet_23') == {
         'interface': 'rdma0', 'cidr': '10.247.208.0/23', 'prefix': 23, 'node_address': '10.247.208.21',
-        'mtu': 9000, 'excludes': ['10.247.208.0/25'], 'vipu_address': '10.247.208.5'}
+        'mtu': 9000, 'excludes': ['10.247.208.0/25'], 'excludes_added': [], 'vipu_address': '10.247.208.5'}
 
 
 def test_result_is_left_as_a_host_fact(node_run):
@@ -77,12 +77,13 @@ def test_result_is_left_as_a_host_fact(node_run):
 def test_23_subnet_is_not_mistaken_for_a_24_from_its_upper_half(node_run):
     # ipcalc -b 10.247.209.200 says 10.247.209.0/24; the interface says /23.
     found = network(node_run, 'subnet_23_upper_half')
-    assert (found['cidr'], found['excludes']) == ('10.247.208.0/23', ['10.247.208.0/25'])
+    assert found['cidr'] == '10.247.208.0/23'
 
 
-def test_vipu_outside_the_exclude_is_warned_about(node_run):
-    warnings = node_run.result('Run rdma_network_facts', 'subnet_23_upper_half').get('warnings', [])
-    assert any('10.247.209.200 is outside the excluded range' in str(w) for w in warnings), warnings
+def test_vipu_outside_the_exclude_is_excluded_without_a_warning(node_run):
+    found = network(node_run, 'subnet_23_upper_half')
+    assert found['excludes'] == ['10.247.208.0/25', '10.247.209.200/32']
+    assert not node_run.result('Run rdma_network_facts', 'subnet_23_upper_half').get('warnings')
 
 
 def test_22_subnet_is_found_with_its_real_prefix(node_run):
@@ -187,3 +188,40 @@ def test_node_without_default_route_still_derives_its_rdma_subnet(isolated_run):
     found = network(isolated_run, 'isolated_subnet_23')
     assert (found['interface'], found['cidr'], found['node_address'], found['mtu']) == \
         ('rdma0', '10.247.208.0/23', '10.247.208.22', 9000)
+
+
+# --- an RDMA NIC that is administratively down ----------------------------------------------
+
+@pytest.fixture(scope='module')
+def down_run(netns_factory, tmp_path_factory):
+    """A node whose RDMA NIC rdma0 (10.247.208.21/23) is down while mgmt0 carries the default
+    route: the kernel drops rdma0's connected route, so the lookup finds the gateway."""
+    fabric = netns_factory('downfab')
+    node = netns_factory('down')
+    node_cmds, fabric_cmds = [], []
+    for name, mine, theirs in (('rdma0', '10.247.208.21/23', '10.247.208.5/23'),
+                               ('mgmt0', '10.200.0.2/24', '10.200.0.1/24')):
+        mine_cmds, theirs_cmds = veth(name, 'f-' + name, fabric, 9000, mine, peer_addresses=(theirs,))
+        node_cmds += mine_cmds
+        fabric_cmds += theirs_cmds
+    node.ip(*(node_cmds + ['route add default via 10.200.0.1 dev mgmt0', 'link set rdma0 down']))
+    fabric.ip(*fabric_cmds)
+    node.isolate_name_lookups(LAB_HOSTS)
+    cases = {'refuse_nic_down': ({'address': '10.247.208.5'}, False),
+             'refuse_nic_down_check_mode': ({'address': '10.247.208.5:8090'}, True),
+             'gateway_elsewhere': ({'address': '10.99.0.5'}, False)}
+    return run_playbook(node, 'module_cases.yml', _inventory(cases), tmp_path_factory.mktemp('facts-down'))
+
+
+def test_down_rdma_nic_is_named_not_the_gateway(down_run):
+    message = refusal(down_run, 'refuse_nic_down')
+    assert message.startswith('RDMA NIC rdma0 is down: it has 10.247.208.21/23'), message
+    assert 'gateway' not in message
+
+
+def test_down_rdma_nic_is_named_in_check_mode_too(down_run):
+    assert refusal(down_run, 'refuse_nic_down_check_mode').startswith('RDMA NIC rdma0 is down')
+
+
+def test_address_of_no_down_nic_still_reports_the_gateway(down_run):
+    assert 'reached through gateway 10.200.0.1 on mgmt0' in refusal(down_run, 'gateway_elsewhere')

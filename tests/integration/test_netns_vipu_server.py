@@ -31,14 +31,23 @@ CASES = {
     'fail_cli_path_missing': ({'cli': '/nonexistent/vipu'}, {'PATH': WITHOUT_CLI, 'IPUOF_VIPU_API_HOST': '10.5.212.116'}),
     'fail_malformed': ({'address': '10.5.212.116:99999'}, {'PATH': WITHOUT_CLI}),
     'fail_unresolvable': ({'address': 'no-such-vipu.test'}, {'PATH': WITHOUT_CLI}),
+    'fail_cli_not_utf8': ({}, {'PATH': WITH_CLI, 'VIPU_FAKE_OUTPUT_FILE': 'NOT_UTF8_FILE'}),
 }
+
+# What the CLI prints in fail_cli_not_utf8: JSON whose host holds bytes that are not UTF-8.
+NOT_UTF8 = b'{"version": "1.18.0", "host": "10.5.\xff\xfe.116:8090"}\n'
 
 
 @pytest.fixture(scope='module')
 def vipu_run(lab, tmp_path_factory):
-    hosts = dict((name, local_host(case={'module': 'vipu_server', 'args': args, 'env': env}))
-                 for name, (args, env) in CASES.items())
-    return run_playbook(lab, 'module_cases.yml', {'all': {'hosts': hosts}}, tmp_path_factory.mktemp('vipu'))
+    workdir = tmp_path_factory.mktemp('vipu')
+    not_utf8 = workdir / 'not-utf8.json'
+    not_utf8.write_bytes(NOT_UTF8)
+    hosts = {}
+    for name, (args, env) in CASES.items():
+        env = dict((k, str(not_utf8) if v == 'NOT_UTF8_FILE' else v) for k, v in env.items())
+        hosts[name] = local_host(case={'module': 'vipu_server', 'args': args, 'env': env})
+    return run_playbook(lab, 'module_cases.yml', {'all': {'hosts': hosts}}, workdir)
 
 
 def server(run, case):
@@ -56,7 +65,8 @@ def failure(run, case):
 
 def test_explicit_name_resolves_from_the_nodes_hosts_file(vipu_run):
     assert server(vipu_run, 'param_name_and_port') == {
-        'host': '10.247.208.5', 'port': 8091, 'address': '10.247.208.5:8091', 'version': None, 'source': 'param'}
+        'host': '10.247.208.5', 'port': 8091, 'address': '10.247.208.5:8091', 'version': None, 'source': 'param',
+        'name': '10.247.208.5:8091', 'label': 'ipunode=true'}
 
 
 def test_result_is_left_as_a_host_fact(vipu_run):
@@ -66,7 +76,8 @@ def test_result_is_left_as_a_host_fact(vipu_run):
 
 def test_cli_on_path_wins_over_the_environment(vipu_run):
     assert server(vipu_run, 'cli_on_path') == {
-        'host': '10.5.212.116', 'port': 8090, 'address': '10.5.212.116:8090', 'version': '1.18.0', 'source': 'cli'}
+        'host': '10.5.212.116', 'port': 8090, 'address': '10.5.212.116:8090', 'version': '1.18.0', 'source': 'cli',
+        'name': '10.5.212.116:8090', 'label': 'ipunode=true'}
 
 
 def test_cli_reporting_a_name_is_resolved(vipu_run):
@@ -86,7 +97,8 @@ def test_cli_text_output_is_understood(vipu_run):
 
 def test_environment_gives_the_address_without_a_cli(vipu_run):
     assert server(vipu_run, 'env_only') == {
-        'host': '10.5.212.116', 'port': 8095, 'address': '10.5.212.116:8095', 'version': None, 'source': 'env'}
+        'host': '10.5.212.116', 'port': 8095, 'address': '10.5.212.116:8095', 'version': None, 'source': 'env',
+        'name': '10.5.212.116:8095', 'label': 'ipunode=true'}
 
 
 def test_environment_host_without_port_takes_the_port_option(vipu_run):
@@ -130,3 +142,8 @@ def test_malformed_address_fails(vipu_run):
 
 def test_unresolvable_name_fails(vipu_run):
     assert "cannot resolve 'no-such-vipu.test'" in failure(vipu_run, 'fail_unresolvable')
+
+
+def test_cli_output_that_is_not_utf8_ends_in_the_modules_own_message(vipu_run):
+    message = failure(vipu_run, 'fail_cli_not_utf8')
+    assert 'printed bytes that are not UTF-8' in message and '10.5.\\xff\\xfe.116' in message, message

@@ -80,7 +80,7 @@ def test_duplicate_vipu_controller_names_are_refused(tmp_path):
                    {"name": "pod001", "host": "10.5.213.116"}]
     result = run_preflight(tmp_path, {"ipu_k8s_vipu_controllers": controllers})
     assert result.returncode != 0
-    assert "duplicate names" in result.stdout
+    assert "have the same name 'pod001': give each IPU-POD its own name" in result.stdout
 
 
 def test_unknown_vipu_controller_reference_is_refused(tmp_path):
@@ -88,7 +88,7 @@ def test_unknown_vipu_controller_reference_is_refused(tmp_path):
     result = run_preflight(tmp_path, {"ipu_k8s_vipu_controllers": controllers,
                                       "ipu_k8s_vipu_controller": "pod009"})
     assert result.returncode != 0
-    assert "ipu_k8s_vipu_controller=pod009" in result.stdout
+    assert "ipu_k8s_vipu_controller 'pod009' names no entry of ipu_k8s_vipu_controllers (names: pod001)" in result.stdout
 
 
 def test_inventory_without_control_plane_is_refused(tmp_path):

@@ -16,10 +16,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
+from ipu_k8s_render import render_role_template, render_role_yaml, validate_custom_resource
 
 REPO = Path(__file__).resolve().parents[2]
 ROLE = REPO / "roles" / "ipu_operator"
@@ -74,7 +74,8 @@ def _run(tmp_path: Path, entry_points: list[str], extra_vars: dict, host_vars: d
     """Run the role's entry points on cp1 after setting each node's vipu_server fact.
 
     host_vars may give a host `test_vipu_server`: it becomes that host's vipu_server fact.
-    The play then writes the label plan and the smoke IPUJob (when computed) as JSON files.
+    With extra var test_plan_wanted, the play runs the filter tasks/plan.yml runs and saves
+    its result (plan.json); it also saves the smoke IPUJob (when rendered) as JSON.
     """
     out = tmp_path / "out"
     out.mkdir(exist_ok=True)
@@ -104,13 +105,19 @@ def _run(tmp_path: Path, entry_points: list[str], extra_vars: dict, host_vars: d
             ]
             + [
                 {
-                    "name": "Save the label plan",
+                    "name": "Work out the operator's controllers from the nodes' facts (tasks/plan.yml's filter)",
+                    "ansible.builtin.set_fact": {
+                        "test_plan": "{{ hostvars | ipu_k8s_vipu_operator(groups['ipu_nodes'] | default([])) }}"},
+                    "when": "test_plan_wanted | default(false)",
+                },
+                {
+                    "name": "Save the plan",
                     "ansible.builtin.copy": {
-                        "content": "{{ __ipu_operator_label_plan | to_json }}",
-                        "dest": str(out / "label_plan.json"),
+                        "content": "{{ test_plan | to_json }}",
+                        "dest": str(out / "plan.json"),
                         "mode": "0644",
                     },
-                    "when": "__ipu_operator_label_plan is defined",
+                    "when": "test_plan is defined",
                 },
                 {
                     "name": "Save the smoke IPUJob",
@@ -162,10 +169,6 @@ def _failure_messages(result: subprocess.CompletedProcess) -> list[str]:
     return messages
 
 
-def _values(tmp_path: Path) -> dict:
-    return yaml.safe_load((tmp_path / "out" / "values.yaml").read_text())
-
-
 def _flat_keys(tree: dict, prefix: str = "") -> set[str]:
     keys = set()
     for key, value in tree.items():
@@ -178,65 +181,108 @@ def _flat_keys(tree: dict, prefix: str = "") -> set[str]:
 
 
 def _chart_keys(version: str) -> set[str]:
-    real = SCHEMAS / f"values-{version}.yaml"
-    if real.exists():
-        return _flat_keys(yaml.safe_load(real.read_text()) or {})
+    """The keys chart `version` has: its values.yaml leaves and the paths its templates read."""
     table = yaml.safe_load((SCHEMAS / "chart-values-keys.yaml").read_text())["versions"]
     assert version in table, f"chart {version} has no key set in {SCHEMAS / 'chart-values-keys.yaml'}"
-    return set(table[version]["keys"])
+    return set(table[version]["values_keys"]) | set(table[version]["template_keys"])
+
+
+# The role's own record in the release values (see templates/ipu_operator_values.yaml.j2),
+# read by no chart template.
+ROLE_RECORD_KEYS = {"ipuK8sImageRewrites"}
 
 
 def _assert_keys_in_chart(values: dict) -> None:
-    for version in _role_defaults()["ipu_operator_chart_ships_crd"]:
-        unknown = _flat_keys(values) - _chart_keys(version)
+    for version in _role_defaults()["ipu_operator_charts"]:
+        unknown = _flat_keys(values) - _chart_keys(version) - ROLE_RECORD_KEYS
         assert not unknown, f"values set keys chart {version} does not have: {sorted(unknown)}"
 
 
-# --- chart values --------------------------------------------------------------------
+def _fact(host, name=None, label="ipunode=true", port=8090, source="inventory"):
+    """A vipu_server fact as the module returns it (host already resolved on the node)."""
+    return {"host": host, "port": port, "address": f"{host}:{port}", "version": None, "source": source,
+            "name": name or f"{host}:{port}", "label": label}
 
 
-def test_one_controller_takes_default_port_and_label(tmp_path):
-    result = _run(tmp_path, ["values"], {"ipu_k8s_vipu_controllers": [{"name": "pod001", "host": "10.5.212.116"}]})
-    _ok(result)
-    values = _values(tmp_path)
-    assert values == {"global": {"vipuControllers": "10.5.212.116:8090:ipunode=true"}, "worker": {"hostNetwork": False}}
-    assert values["worker"]["hostNetwork"] is False
-    _assert_keys_in_chart(values)
+def _plan(tmp_path: Path, facts: dict, host_vars: dict | None = None, ipu_nodes=("w1", "w2")) -> dict:
+    """What tasks/plan.yml's filter makes of the nodes' vipu_server facts, through a real play."""
+    host_vars = dict((h, dict(v)) for h, v in (host_vars or {}).items())
+    for host, fact in facts.items():
+        host_vars.setdefault(host, {})["test_vipu_server"] = fact
+    _ok(_run(tmp_path, [], {"test_plan_wanted": True}, host_vars=host_vars, ipu_nodes=ipu_nodes))
+    return json.loads((tmp_path / "out" / "plan.json").read_text())
 
 
-def test_two_ipu_pods_render_two_controllers_in_order(tmp_path):
-    controllers = [
-        {"name": "pod001", "host": "10.5.212.116", "port": 8090, "label": "vipu-ctrl=pod001"},
-        {"name": "pod002", "host": "vipu.pod002.example", "port": 8091, "label": "graphcore.ai/vipu-ctrl=pod002"},
+def _values(plan: dict, **overrides) -> dict:
+    """The values template rendered directly, as tasks/chart.yml renders it."""
+    variables = {"__ipu_operator_plan": plan, "ansible_managed": "managed by ipu-k8s"}
+    variables.update(overrides)
+    return render_role_yaml("ipu_operator", "ipu_operator_values.yaml.j2", variables)
+
+
+# --- global.vipuControllers and the node labels, from the nodes' facts ---------------------
+
+
+def test_one_shared_controller_gives_one_entry_and_labels_every_ipu_node(tmp_path):
+    plan = _plan(tmp_path, {"w1": _fact("10.5.212.116"), "w2": _fact("10.5.212.116")})
+    assert plan["value"] == "10.5.212.116:8090:ipunode=true"
+    assert [(n["node"], n["label_key"], n["label_value"]) for n in plan["nodes"]] == [
+        ("w1", "ipunode", "true"), ("w2", "ipunode", "true")]
+
+
+def test_each_node_gets_its_own_controllers_label_and_node_name(tmp_path):
+    plan = _plan(tmp_path, {
+        "w1": _fact("10.5.212.116", "pod001", "vipu-ctrl=pod001"),
+        "w2": _fact("10.5.213.10", "pod002", "graphcore.ai/vipu-ctrl=pod002", port=8091),
+    }, host_vars={"w2": {"ipu_k8s_node_name": "poplar-03.cluster.local"}})
+    assert plan["value"] == "10.5.212.116:8090:vipu-ctrl=pod001,10.5.213.10:8091:graphcore.ai/vipu-ctrl=pod002"
+    assert [(p["host"], p["node"], p["controller"], p["label_key"], p["label_value"]) for p in plan["nodes"]] == [
+        ("w1", "w1", "pod001", "vipu-ctrl", "pod001"),
+        ("w2", "poplar-03.cluster.local", "pod002", "graphcore.ai/vipu-ctrl", "pod002"),
     ]
-    result = _run(tmp_path, ["values"], {"ipu_k8s_vipu_controllers": controllers})
-    _ok(result)
-    values = _values(tmp_path)
-    assert values["global"]["vipuControllers"] == (
-        "10.5.212.116:8090:vipu-ctrl=pod001,vipu.pod002.example:8091:graphcore.ai/vipu-ctrl=pod002"
-    )
-    assert values["worker"]["hostNetwork"] is False
-    _assert_keys_in_chart(values)
 
 
-def test_empty_list_uses_the_nodes_shared_vipu_server_fact_once(tmp_path):
-    fact = {"host": "10.5.212.116", "port": 8090, "address": "10.5.212.116:8090", "version": "1.18.0", "source": "cli"}
-    result = _run(tmp_path, ["values"], {"ipu_k8s_vipu_controllers": []},
-                  host_vars={"w1": {"test_vipu_server": fact}, "w2": {"test_vipu_server": fact}})
-    _ok(result)
-    values = _values(tmp_path)
-    assert values == {"global": {"vipuControllers": "10.5.212.116:8090:ipunode=true"}, "worker": {"hostNetwork": False}}
-    _assert_keys_in_chart(values)
+def test_control_plane_is_labelled_only_when_it_is_an_ipu_node(tmp_path):
+    plan = _plan(tmp_path, {"cp1": _fact("10.5.212.116"), "w1": _fact("10.5.212.116")}, ipu_nodes=("cp1", "w1"))
+    assert [p["node"] for p in plan["nodes"]] == ["cp1", "w1"]
 
 
-def test_extra_values_are_merged_under_the_roles_values(tmp_path):
-    extra = {"global": {"imagePullSecrets": [{"name": "regcred"}], "launcherImage": "registry.local/ipu-operator-launcher"}}
-    result = _run(tmp_path, ["values"], {
-        "ipu_k8s_vipu_controllers": [{"name": "pod001", "host": "10.5.212.116"}],
-        "ipu_operator_extra_values": extra,
+def test_missing_vipu_server_facts_are_refused_naming_the_nodes(tmp_path):
+    result = _run(tmp_path, [], {"test_plan_wanted": True}, host_vars={"w1": {"test_vipu_server": _fact("10.5.212.116")}})
+    assert any("IPU node(s) w2 have no vipu_server fact" in m for m in _failure_messages(result))
+
+
+def test_nodes_reporting_different_controllers_under_one_label_are_refused(tmp_path):
+    result = _run(tmp_path, [], {"test_plan_wanted": True}, host_vars={
+        "w1": {"test_vipu_server": _fact("10.5.212.116")},
+        "w2": {"test_vipu_server": _fact("10.5.213.10")},
     })
-    _ok(result)
-    values = _values(tmp_path)
+    assert any("one label stands for different V-IPU controllers" in m and "(w2)" in m
+               for m in _failure_messages(result))
+
+
+# --- chart values ----------------------------------------------------------------------
+
+
+PLAN_ONE = {"value": "10.5.212.116:8090:ipunode=true", "controllers": [], "nodes": []}
+REWRITE = "gcr.io/kubebuilder/kube-rbac-proxy:v0.8.0=registry.k8s.io/kubebuilder/kube-rbac-proxy:v0.8.0"
+
+
+def test_values_carry_the_controllers_the_host_network_off_and_the_image_rewrite():
+    values = _values(PLAN_ONE)
+    assert values == {"global": {"vipuControllers": "10.5.212.116:8090:ipunode=true"},
+                      "worker": {"hostNetwork": False}, "ipuK8sImageRewrites": [REWRITE]}
+    _assert_keys_in_chart(values)
+
+
+def test_values_without_a_rewrite_when_the_image_is_left_to_the_chart():
+    values = _values(PLAN_ONE, ipu_operator_kube_rbac_proxy_image="")
+    assert "ipuK8sImageRewrites" not in values
+
+
+def test_extra_values_are_merged_under_the_roles_values():
+    extra = {"global": {"imagePullSecrets": [{"name": "regcred"}], "launcherImage": "registry.local/ipu-operator-launcher"}}
+    values = _values(PLAN_ONE, ipu_operator_extra_values=extra)
     assert values["global"] == {
         "imagePullSecrets": [{"name": "regcred"}],
         "launcherImage": "registry.local/ipu-operator-launcher",
@@ -246,132 +292,59 @@ def test_extra_values_are_merged_under_the_roles_values(tmp_path):
     _assert_keys_in_chart(values)
 
 
+def test_the_post_renderer_script_names_the_mapping_and_runs_the_shipped_program():
+    script = render_role_template("ipu_operator", "helm_post_renderer.sh.j2", {
+        "ansible_managed": "managed", "ipu_operator_work_dir": "/var/lib/ipu-k8s/ipu-operator",
+        "ipu_operator_kube_rbac_proxy_image": "mirror.site.local/kube-rbac-proxy:v0.8.0"})
+    assert script.startswith("#!/bin/sh\n")
+    assert ("exec /usr/bin/env python3 /var/lib/ipu-k8s/ipu-operator/helm_image_rewrite.py "
+            "'gcr.io/kubebuilder/kube-rbac-proxy:v0.8.0=mirror.site.local/kube-rbac-proxy:v0.8.0'") in script
+
+
+# --- the chart table against the facts -----------------------------------------------------
+
+
+def test_chart_table_pins_the_real_archives_and_their_hardcoded_image():
+    facts = yaml.safe_load((SCHEMAS / "chart-values-keys.yaml").read_text())["versions"]
+    table = _role_defaults()["ipu_operator_charts"]
+    assert set(table) == set(facts)
+    for version, row in table.items():
+        source = facts[version]["source"]
+        assert row["sha256"] == source["archive_sha256"], version
+        assert row["archive"] == source["archive"], version
+        assert [i["image"] for i in facts[version]["hardcoded_images"]] == [row["kube_rbac_proxy_image"]], version
+    assert table["1.2.0"]["ships_crd"] is True and table["1.1.0"]["ships_crd"] is False
+
+
+# --- validation refusals (the validate entry point, facts-free) ---------------------------
+
+
 def test_extra_values_cannot_turn_the_host_network_on(tmp_path):
-    result = _run(tmp_path, ["values"], {
-        "ipu_k8s_vipu_controllers": [{"name": "pod001", "host": "10.5.212.116"}],
-        "ipu_operator_extra_values": {"worker": {"hostNetwork": True}},
-    })
-    assert any("ipu_operator_extra_values sets worker.hostNetwork" in m for m in _failure_messages(result))
-    assert not (tmp_path / "out" / "values.yaml").exists(), "values were rendered although refused"
+    messages = _failure_messages(_run(tmp_path, ["validate"], {"ipu_operator_extra_values": {"worker": {"hostNetwork": True}}}))
+    assert any("ipu_operator_extra_values sets worker.hostNetwork" in m for m in messages), messages
 
 
-# --- validation refusals ---------------------------------------------------------------
-
-
-BAD_LABELS = {
-    # entry name: (label, what the refusal must say)
-    "pod002": ("ipu node=true", "label 'ipu node=true' has an invalid Kubernetes label key 'ipu node'"),
-    "pod003": ("ipunode", "label 'ipunode' is not key=value"),
-    "pod004": ("ipunode=" + "x" * 64, "has an invalid Kubernetes label value '" + "x" * 64 + "'"),
-    "pod005": ("Bad_Prefix/ipunode=true", "has an invalid Kubernetes label key 'Bad_Prefix/ipunode'"),
-    "pod006": ("ipunode=-true", "has an invalid Kubernetes label value '-true'"),
-}
-
-
-def test_every_bad_label_is_refused_naming_its_entry(tmp_path):
-    controllers = [{"name": "pod001", "host": "10.5.212.116", "label": "graphcore.ai/vipu-ctrl=pod001"}]
-    controllers += [{"name": name, "host": "10.5.213.10", "label": label} for name, (label, _) in BAD_LABELS.items()]
-    messages = _failure_messages(_run(tmp_path, ["validate"], {"ipu_k8s_vipu_controllers": controllers}))
-    for index, (name, (_, expected)) in enumerate(BAD_LABELS.items(), start=1):
-        mine = [m for m in messages if f"ipu_k8s_vipu_controllers[{index}] ({name})" in m]
-        assert mine and expected in mine[0], (name, messages)
-    assert not any("pod001" in m for m in messages), "a good entry was refused"
-
-
-def test_every_bad_port_is_refused_naming_its_entry(tmp_path):
-    ports = [0, 65536, 70000]
-    controllers = [{"name": f"pod00{i}", "host": "10.5.212.116", "port": port, "label": "ipunode=true"}
-                   for i, port in enumerate(ports)]
-    messages = _failure_messages(_run(tmp_path, ["validate"], {"ipu_k8s_vipu_controllers": controllers}))
-    for i, port in enumerate(ports):
-        assert any(
-            f"ipu_k8s_vipu_controllers[{i}] (pod00{i}): port '{port}' is not a TCP port (1-65535)" in m for m in messages
-        ), (port, messages)
-
-
-def test_empty_host_is_refused(tmp_path):
-    controllers = [{"name": "pod001", "host": "", "label": "ipunode=true"}]
-    messages = _failure_messages(_run(tmp_path, ["validate"], {"ipu_k8s_vipu_controllers": controllers}))
-    assert any("ipu_k8s_vipu_controllers[0] (pod001): host is empty" in m for m in messages), messages
-
-
-def test_missing_vipu_server_facts_are_refused_naming_the_nodes(tmp_path):
-    fact = {"host": "10.5.212.116", "port": 8090}
-    messages = _failure_messages(_run(tmp_path, ["validate"], {"ipu_k8s_vipu_controllers": []},
-                                      host_vars={"w1": {"test_vipu_server": fact}}))
-    assert any("IPU node(s) w2 have no vipu_server fact" in m for m in messages), messages
-
-
-def test_nodes_reporting_different_controllers_are_refused(tmp_path):
-    result = _run(tmp_path, ["validate"], {"ipu_k8s_vipu_controllers": []}, host_vars={
-        "w1": {"test_vipu_server": {"host": "10.5.212.116", "port": 8090}},
-        "w2": {"test_vipu_server": {"host": "10.5.213.10", "port": 8090}},
-    })
-    messages = _failure_messages(result)
-    assert any("report 2 different V-IPU controllers" in m and "10.5.213.10:8090 (w2)" in m for m in messages), messages
-
-
-def test_node_naming_an_unknown_controller_is_refused(tmp_path):
-    controllers = [{"name": "pod001", "host": "10.5.212.116"}]
-    messages = _failure_messages(_run(tmp_path, ["validate"], {"ipu_k8s_vipu_controllers": controllers},
-                                      host_vars={"w2": {"ipu_k8s_vipu_controller": "pod009"}}))
-    assert any("IPU node w2: ipu_k8s_vipu_controller 'pod009' names no entry" in m for m in messages), messages
-
-
-def test_chart_version_missing_from_the_crd_table_is_refused(tmp_path):
-    messages = _failure_messages(_run(tmp_path, ["validate"], {
-        "ipu_k8s_vipu_controllers": [{"name": "pod001", "host": "10.5.212.116"}],
-        "ipu_operator_chart_version": "9.9.9",
-    }))
-    assert any("ipu_operator_chart_version 9.9.9 is not in ipu_operator_chart_ships_crd" in m for m in messages)
+def test_chart_version_missing_from_the_chart_table_is_refused(tmp_path):
+    messages = _failure_messages(_run(tmp_path, ["validate"], {"ipu_operator_chart_version": "9.9.9"}))
+    assert any('ipu_operator_chart_version is "9.9.9", which has no row in ipu_operator_charts (1.1.0, 1.2.0)' in m
+               for m in messages), messages
 
 
 def test_chart_without_crd_and_no_crd_source_is_refused(tmp_path):
-    messages = _failure_messages(_run(tmp_path, ["validate"], {
-        "ipu_k8s_vipu_controllers": [{"name": "pod001", "host": "10.5.212.116"}],
-        "ipu_operator_chart_version": "1.1.0",
-    }))
+    messages = _failure_messages(_run(tmp_path, ["validate"], {"ipu_operator_chart_version": "1.1.0"}))
     assert any("does not ship the IPUJob CRD" in m for m in messages), messages
 
 
-# --- node label selection --------------------------------------------------------------
+def test_crd_without_checksum_is_refused(tmp_path):
+    messages = _failure_messages(_run(tmp_path, ["validate"], {
+        "ipu_operator_chart_version": "1.1.0", "ipu_operator_crd_url": "https://example.invalid/crd.yaml"}))
+    assert any("ipu_operator_crd_checksum" in m and "sha256:<64 hex digits>" in m for m in messages), messages
 
 
-def _plan(tmp_path: Path) -> list[dict]:
-    return json.loads((tmp_path / "out" / "label_plan.json").read_text())
-
-
-def test_only_ipu_nodes_are_labelled_never_the_control_plane(tmp_path):
-    result = _run(tmp_path, ["select"], {"ipu_k8s_vipu_controllers": [{"name": "pod001", "host": "10.5.212.116"}]})
-    _ok(result)
-    plan = _plan(tmp_path)
-    assert [(p["node"], p["label_key"], p["label_value"]) for p in plan] == [
-        ("w1", "ipunode", "true"),
-        ("w2", "ipunode", "true"),
-    ]
-    assert "cp1" not in {p["node"] for p in plan}
-
-
-def test_each_node_gets_its_own_controllers_label_and_node_name(tmp_path):
-    controllers = [
-        {"name": "pod001", "host": "10.5.212.116", "label": "vipu-ctrl=pod001"},
-        {"name": "pod002", "host": "10.5.213.10", "label": "vipu-ctrl=pod002"},
-    ]
-    result = _run(tmp_path, ["select"], {"ipu_k8s_vipu_controllers": controllers}, host_vars={
-        "w2": {"ipu_k8s_vipu_controller": "pod002", "ipu_k8s_node_name": "poplar-03.cluster.local"},
-    })
-    _ok(result)
-    assert [(p["host"], p["node"], p["controller"], p["label_key"], p["label_value"]) for p in _plan(tmp_path)] == [
-        ("w1", "w1", "pod001", "vipu-ctrl", "pod001"),
-        ("w2", "poplar-03.cluster.local", "pod002", "vipu-ctrl", "pod002"),
-    ]
-
-
-def test_control_plane_is_labelled_when_it_is_an_ipu_node(tmp_path):
-    result = _run(tmp_path, ["select"], {"ipu_k8s_vipu_controllers": [{"name": "pod001", "host": "10.5.212.116"}]},
-                  ipu_nodes=("cp1", "w1"))
-    _ok(result)
-    assert [p["node"] for p in _plan(tmp_path)] == ["cp1", "w1"]
+def test_good_settings_pass_validation(tmp_path):
+    _ok(_run(tmp_path, ["validate"], {
+        "ipu_operator_chart_version": "1.1.0", "ipu_operator_crd_url": "https://example.invalid/crd.yaml",
+        "ipu_operator_crd_checksum": "sha256:" + "a" * 64}))
 
 
 # --- smoke-test IPUJob -----------------------------------------------------------------
@@ -448,16 +421,26 @@ def test_smoke_ipujob_worker_template_is_a_valid_pod_template(ipujob):
 
 
 def test_smoke_ipujob_matches_the_ipujob_crd_schema(ipujob):
-    version = _role_defaults()["ipu_operator_chart_version"]
-    crd_file = SCHEMAS / f"ipujobs.graphcore.ai-{version}.yaml"
-    if not crd_file.exists():
-        pytest.skip(f"the IPUJob CRD of chart {version} is not in {SCHEMAS} (see README.md there: "
-                    "it could not be obtained, and none is invented)")
-    crd = yaml.safe_load(crd_file.read_text())
-    assert crd["metadata"]["name"] == "ipujobs.graphcore.ai"
-    served = {v["name"]: v for v in crd["spec"]["versions"]}
-    group_version = ipujob["apiVersion"].split("/")
-    assert crd["spec"]["group"] == group_version[0]
-    assert group_version[1] in served, f"CRD does not serve {group_version[1]}: {sorted(served)}"
-    schema = served[group_version[1]]["schema"]["openAPIV3Schema"]
-    jsonschema.validate(ipujob, schema)
+    """Strictly, as an API server with strict field validation: a misspelt field fails."""
+    crd_file = SCHEMAS / "ipujobs.graphcore.ai-1.2.0.yaml"
+    assert yaml.safe_load(crd_file.read_text())["metadata"]["name"] == "ipujobs.graphcore.ai"
+    validate_custom_resource(ipujob, crd_file)
+
+
+def test_ipujob_crd_schema_refuses_a_misspelt_field(ipujob):
+    wrong = json.loads(json.dumps(ipujob))
+    wrong["spec"]["ipusPerJobInstances"] = wrong["spec"].pop("ipusPerJobInstance")
+    with pytest.raises(AssertionError, match="ipusPerJobInstance"):
+        validate_custom_resource(wrong, SCHEMAS / "ipujobs.graphcore.ai-1.2.0.yaml")
+
+
+def test_stored_key_lists_are_the_real_charts():
+    """Spot checks of facts read in the archives (see chart-values-keys.yaml)."""
+    table = yaml.safe_load((SCHEMAS / "chart-values-keys.yaml").read_text())["versions"]
+    for version in ("1.1.0", "1.2.0"):
+        entry = table[version]
+        assert entry["source"]["repo"] == "graphcore/helm-charts" and entry["source"]["commit"]
+        assert "fullnameOverride" in entry["values_keys"] and "fullNameOverride" not in entry["values_keys"]
+        assert "verified" not in entry
+    assert not [k for k in _chart_keys("1.2.0") if k.startswith("admissionWebhooks.patch")]
+    assert "admissionWebhooks.patch.image.repository" in _chart_keys("1.1.0")

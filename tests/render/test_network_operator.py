@@ -7,11 +7,21 @@ import json
 import pytest
 import yaml
 
-from ipu_k8s_render import (ROLES, SCHEMAS, flatten_keys, render_role_template, render_role_yaml,
+from ipu_k8s_render import (ROLES, SCHEMAS, flatten_keys, load_role_yaml, render_role_template, render_role_yaml,
                       role_expression, role_variables, validate_custom_resource)
 
 SCHEMA_DIR = SCHEMAS / 'network_operator'
-NCP_CRD = SCHEMA_DIR / 'mellanox.com_nicclusterpolicies.yaml'
+# What each chart release is, read from the release itself (tests/schemas/network_operator).
+RELEASES = yaml.safe_load((SCHEMA_DIR / 'releases.yaml').read_text())['releases']
+
+
+def release_crd(chart_version, name):
+    """The CRD file stored for that release (its own CRD, as shipped at its tag)."""
+    return SCHEMA_DIR / RELEASES[chart_version]['crds'][name]['file']
+
+
+def minor_tuple(minor):
+    return tuple(int(p) for p in minor.split('.'))
 GUIDE_NODE_AFFINITY = {
     'preferredDuringSchedulingIgnoredDuringExecution': [{
         'weight': 1,
@@ -30,6 +40,7 @@ def chart_table():
 
 CHART_VERSIONS = [row['chart_version'] for row in chart_table()]
 POLICY_VERSIONS = [row['chart_version'] for row in chart_table() if row['layout'] == 'policy']
+ROWS = dict((row['chart_version'], row) for row in chart_table())
 
 
 def chosen_chart(kubernetes_version, chart_version=''):
@@ -62,6 +73,9 @@ def assert_task_holds(role, task_file, name, overrides):
     ('1.29.0', '25.4.0', 'policy'),
     ('1.31.4', '25.4.0', 'policy'),
     ('1.32.3', '25.4.0', 'policy'),
+    ('1.33.5', '25.7.0', 'policy'),
+    ('1.34.2', '26.1.2', 'policy'),
+    ('1.35.0', '26.1.2', 'policy'),
 ])
 def test_chart_release_follows_the_kubernetes_minor(kubernetes_version, chart_version, layout):
     chart = chosen_chart(kubernetes_version)
@@ -71,7 +85,66 @@ def test_chart_release_follows_the_kubernetes_minor(kubernetes_version, chart_ve
 
 def test_shared_default_kubernetes_version_gets_a_current_chart():
     default = role_variables('network_operator')['ipu_k8s_kubernetes_version']
-    assert chosen_chart(str(default))['chart_version'] == '25.4.0'
+    assert chosen_chart(str(default))['layout'] == 'policy'
+
+
+@pytest.mark.parametrize('chart_version', CHART_VERSIONS)
+def test_row_serves_only_minors_the_release_documents(chart_version):
+    row, documented = ROWS[chart_version], RELEASES[chart_version]['kubernetes']
+    assert minor_tuple(documented['min']) <= minor_tuple(row['kubernetes_min'])
+    assert minor_tuple(row['kubernetes_max']) <= minor_tuple(documented['max'])
+    assert documented['source'], chart_version
+
+
+@pytest.mark.parametrize('chart_version, ipam', [
+    ('1.3.0', 'whereabouts'), ('1.4.0', 'whereabouts'), ('25.4.0', 'whereabouts'),
+    # 25.7.0 is the last release whose NicClusterPolicy has ipamPlugin (Whereabouts);
+    # 25.10.0 removed it (commit "Remove ipamPlugin from NicClusterPolicy").
+    ('25.7.0', 'whereabouts'), ('26.1.2', 'nv-ipam'),
+])
+def test_ipam_follows_the_chart_row(chart_version, ipam):
+    assert ROWS[chart_version]['ipam'] == ipam
+    has_ipam_plugin = 'ipamPlugin' in yaml.safe_load(release_crd(chart_version, 'nicclusterpolicies').read_text())[
+        'spec']['versions'][0]['schema']['openAPIV3Schema']['properties']['spec']['properties'][
+        'secondaryNetwork']['properties']
+    assert has_ipam_plugin == (ipam == 'whereabouts')
+
+
+@pytest.mark.parametrize('chart_version', POLICY_VERSIONS)
+def test_row_images_are_those_of_the_release(chart_version):
+    wanted = dict(RELEASES[chart_version]['images'])
+    wanted.pop('whereabouts' if ROWS[chart_version]['ipam'] == 'nv-ipam' else 'nv_ipam', None)
+    assert ROWS[chart_version]['images'] == wanted
+
+
+def test_cni_plugins_of_25_4_0_are_the_release_files_not_the_24_x_matrix():
+    assert ROWS['25.4.0']['images']['cni_plugins']['version'] == 'v1.6.2-update.1'
+
+
+@pytest.mark.parametrize('chart_version', CHART_VERSIONS)
+def test_chart_archive_digest_is_the_repositorys_where_it_publishes_one(chart_version):
+    archive = RELEASES[chart_version].get('chart_archive')
+    row = ROWS[chart_version]
+    if archive is None:
+        assert 'chart_sha256' not in row and 'chart_url' not in row
+    else:
+        assert (row['chart_url'], row['chart_sha256']) == (archive['url'], archive['sha256'])
+
+
+def test_every_fact_names_its_upstream_source():
+    for version, release in RELEASES.items():
+        assert release['source']['repo'] == 'github.com/Mellanox/network-operator'
+        assert release['source']['tag'] == 'v' + version
+        assert len(release['source']['commit']) == 40
+        for crd in release['crds'].values():
+            assert (SCHEMA_DIR / crd['file']).is_file() and len(crd['blob']) == 40
+            assert crd['blob'] in (SCHEMA_DIR / crd['file']).read_text().splitlines()[0]
+    keys = yaml.safe_load((SCHEMA_DIR / 'chart-values-keys.yaml').read_text())['versions']
+    assert set(keys) == set(CHART_VERSIONS)
+    for version, entry in keys.items():
+        assert entry['verified'] is True
+        assert entry['source']['tag'] == 'v' + version
+        assert entry['source']['path'] == 'deployment/network-operator/values.yaml'
 
 
 def test_every_supported_minor_matches_exactly_one_row():
@@ -83,7 +156,7 @@ def test_every_supported_minor_matches_exactly_one_row():
             assert [m['chart_version'] for m in matches] == [row['chart_version']], minor
 
 
-@pytest.mark.parametrize('kubernetes_version', ['1.16.15', '1.27.4', '1.33.1'])
+@pytest.mark.parametrize('kubernetes_version', ['1.16.15', '1.27.4', '1.36.0'])
 def test_unsupported_kubernetes_minor_is_refused_with_a_way_out(kubernetes_version):
     assert chosen_chart(kubernetes_version) == {}
     ok, message = assert_task_holds('network_operator', 'select.yml', 'Check that exactly one chart release fits',
@@ -92,7 +165,7 @@ def test_unsupported_kubernetes_minor_is_refused_with_a_way_out(kubernetes_versi
     minor = '.'.join(kubernetes_version.split('.')[:2])
     assert 'supports Kubernetes %s' % minor in message
     assert 'network_operator_chart_version' in message
-    assert '1.17-1.24, 1.25-1.25, 1.29-1.32' in message
+    assert '1.17-1.24, 1.25-1.25, 1.29-1.32, 1.33-1.33, 1.34-1.35' in message
 
 
 def test_each_repository_url_has_its_own_name():
@@ -126,11 +199,8 @@ def test_legacy_chart_refuses_a_resource_prefix_it_cannot_publish():
 # --- Helm values --------------------------------------------------------------------------
 
 def allowed_value_keys(chart_version):
-    listed = yaml.safe_load((SCHEMA_DIR / 'chart-values-keys.yaml').read_text())['versions'][chart_version]['keys']
-    real = SCHEMA_DIR / ('values-%s.yaml' % chart_version)
-    if real.is_file():
-        listed = sorted(set(listed) | flatten_keys(yaml.safe_load(real.read_text())))
-    return set(listed)
+    """Keys of the release's own values.yaml (and, legacy layout, its policy template)."""
+    return set(yaml.safe_load((SCHEMA_DIR / 'chart-values-keys.yaml').read_text())['versions'][chart_version]['keys'])
 
 
 def key_is_allowed(key, allowed):
@@ -191,20 +261,42 @@ def render_policy(chart_version, **overrides):
 
 
 @pytest.mark.parametrize('chart_version', POLICY_VERSIONS)
-def test_policy_matches_the_nicclusterpolicy_crd(chart_version):
-    validate_custom_resource(render_policy(chart_version), NCP_CRD)
+def test_policy_matches_the_releases_nicclusterpolicy_crd(chart_version):
+    validate_custom_resource(render_policy(chart_version), release_crd(chart_version, 'nicclusterpolicies'))
+
+
+@pytest.mark.parametrize('chart_version', POLICY_VERSIONS)
+def test_policy_deploys_the_rows_ipam(chart_version):
+    spec = render_policy(chart_version)['spec']
+    if ROWS[chart_version]['ipam'] == 'nv-ipam':
+        assert 'ipamPlugin' not in spec['secondaryNetwork']
+        assert spec['nvIpam'] == dict(RELEASES[chart_version]['images']['nv_ipam'], enableWebhook=False)
+    else:
+        assert 'nvIpam' not in spec
+        assert spec['secondaryNetwork']['ipamPlugin'] == RELEASES[chart_version]['images']['whereabouts']
+
+
+def test_nv_ipam_webhook_is_a_setting():
+    assert render_policy('26.1.2', network_operator_nv_ipam_webhook=True)['spec']['nvIpam']['enableWebhook'] is True
+
+
+def test_whereabouts_policy_is_refused_by_a_crd_without_ipam_plugin():
+    """The 26.1.2 CRD has no ipamPlugin: a Whereabouts policy would not pass it."""
+    with pytest.raises(AssertionError, match='ipamPlugin'):
+        validate_custom_resource(render_policy('25.7.0'), release_crd('26.1.2', 'nicclusterpolicies'))
 
 
 @pytest.mark.parametrize('chart_version', POLICY_VERSIONS)
 def test_policy_uses_the_images_the_chart_release_documents(chart_version):
     policy = render_policy(chart_version)
-    images = next(r for r in chart_table() if r['chart_version'] == chart_version)['images']
+    images = RELEASES[chart_version]['images']
     spec = policy['spec']
     assert policy['metadata'] == {'name': 'nic-cluster-policy'}
     for component, image in [(spec['rdmaSharedDevicePlugin'], images['rdma_shared_device_plugin']),
                              (spec['secondaryNetwork']['multus'], images['multus']),
                              (spec['secondaryNetwork']['cniPlugins'], images['cni_plugins']),
-                             (spec['secondaryNetwork']['ipamPlugin'], images['whereabouts'])]:
+                             (spec['secondaryNetwork'].get('ipamPlugin') or spec['nvIpam'],
+                              images['whereabouts' if ROWS[chart_version]['ipam'] == 'whereabouts' else 'nv_ipam'])]:
         assert {k: component[k] for k in ('repository', 'image', 'version')} == image
     assert spec['nodeAffinity'] == GUIDE_NODE_AFFINITY
     assert 'ofedDriver' not in spec
@@ -230,7 +322,7 @@ def test_policy_with_a_misspelt_field_fails_the_crd_check():
     policy = render_policy('25.4.0')
     policy['spec']['secondaryNetwork']['multus']['verison'] = 'v4.1.0'
     with pytest.raises(AssertionError, match='verison'):
-        validate_custom_resource(policy, NCP_CRD)
+        validate_custom_resource(policy, release_crd('25.4.0', 'nicclusterpolicies'))
 
 
 # --- role shape: modules with state, no hidden failures, check mode by design ------------
@@ -276,3 +368,78 @@ def test_role_entry_points_have_argument_specs(role):
 def test_values_template_renders_for_the_site_defaults_without_overrides():
     text = render_role_template('network_operator', 'values.yaml.j2')
     assert 'chart 25.4.0' in text.splitlines()[0]
+
+
+# --- verified chart archives, RDMA plugin restart ---------------------------------------------
+
+def release_task():
+    return next(t for t in load_role_yaml('network_operator', 'tasks/release.yml')
+                if t['name'] == 'Install the NVIDIA Network Operator chart')
+
+
+@pytest.mark.parametrize('chart_version, local_path, expected_ref, expected_version', [
+    ('1.4.0', '', '/var/cache/ipu-k8s/charts/network-operator-1.4.0.tgz', None),
+    ('25.4.0', '', 'nvidia-ngc/network-operator', '25.4.0'),
+    ('1.4.0', '/srv/network-operator-1.4.0.tgz', '/srv/network-operator-1.4.0.tgz', None),
+])
+def test_chart_comes_from_the_verified_archive_when_the_row_has_one(chart_version, local_path, expected_ref,
+                                                                   expected_version):
+    task = release_task()['kubernetes.core.helm']
+    variables = {'network_operator_chart_version': chart_version, 'network_operator_chart_local_path': local_path}
+    assert ' '.join(role_expression('network_operator', task['chart_ref'], variables).split()) == expected_ref
+    # The task omits chart_version for a file: ask for the condition it omits on.
+    omitted = task['chart_version'].replace('omit if', "'(omitted)' if")
+    version = role_expression('network_operator', omitted, variables)
+    assert version == (expected_version or '(omitted)')
+
+
+def test_archive_download_checks_the_rows_sha256():
+    tasks = load_role_yaml('network_operator', 'tasks/repository.yml')
+    block = next(t for t in tasks if t['name'] == 'Fetch and check the chart archive of the row')['block']
+    download = next(t for t in block if 'ansible.builtin.get_url' in t)['ansible.builtin.get_url']
+    variables = {'network_operator_chart_version': '1.3.0'}
+    assert role_expression('network_operator', download['checksum'], variables) == (
+        'sha256:' + RELEASES['1.3.0']['chart_archive']['sha256'])
+    assert role_expression('network_operator', download['url'], variables) == RELEASES['1.3.0']['chart_archive']['url']
+
+
+def plugin_config_changed(before_config):
+    before = {'resources': [] if before_config is None else [
+        {'spec': {'rdmaSharedDevicePlugin': {'config': before_config}}}]}
+    return role_expression('network_operator', '{{ __network_operator_plugin_config_changed }}',
+                           {'network_operator_chart_version': '25.4.0', '__network_operator_ncp_before': before,
+                            '__network_operator_policy': render_policy('25.4.0')})
+
+
+def test_plugin_pods_restart_only_when_an_existing_config_changed():
+    current = render_policy('25.4.0')['spec']['rdmaSharedDevicePlugin']['config']
+    assert plugin_config_changed(None) is False
+    assert plugin_config_changed(current) is False
+    # Same configuration, other JSON spelling: no restart.
+    assert plugin_config_changed(json.dumps(json.loads(current), indent=2)) is False
+    other = json.loads(current)
+    other['configList'][0]['selectors'] = {'ifNames': ['ens1f0']}
+    assert plugin_config_changed(json.dumps(other)) is True
+
+
+def test_plugin_restart_deletes_the_plugin_pods_after_the_policy():
+    tasks = [t['name'] for t in load_role_yaml('network_operator', 'tasks/policy.yml')]
+    assert tasks.index('Apply the NicClusterPolicy') < tasks.index(
+        'Wait for the operator to write the new plugin configuration') < tasks.index(
+        'Restart the RDMA shared device plugin after a configuration change')
+    restart = next(t for t in load_role_yaml('network_operator', 'tasks/policy.yml')
+                   if t['name'] == 'Restart the RDMA shared device plugin after a configuration change')
+    assert restart['kubernetes.core.k8s']['state'] == 'absent'
+    assert restart['kubernetes.core.k8s']['kind'] == 'Pod'
+    assert restart['when'] == '__network_operator_plugin_config_changed'
+
+
+def test_row_with_an_unknown_ipam_is_refused():
+    table = [dict(ROWS['26.1.2'], ipam='dhcp')]
+    ok, message = assert_task_holds('network_operator', 'select.yml', "Check the row's IPAM",
+                                    {'network_operator_chart_table': table, 'network_operator_chart_version': '26.1.2'})
+    assert not ok
+    assert 'ipam is "dhcp"' in message
+    ok, message = assert_task_holds('network_operator', 'select.yml', "Check the row's IPAM",
+                                    {'network_operator_chart_version': '26.1.2'})
+    assert ok

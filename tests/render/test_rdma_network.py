@@ -1,46 +1,77 @@
-"""The rdma_network role's MacvlanNetwork, rendered through its real template and defaults
-for sample inventories (one IPU node; three IPU nodes; a /23 RDMA subnet). The per-node
-facts and the agreed network come from the project's own derivation and consensus code
-(module_utils/ipu_k8s_rdma.py), exactly as rdma_network_facts and rdma_network_consensus
-produce them on a site; the result is checked against the MacvlanNetwork CRD and its IPAM
-JSON against the derived range and excludes."""
+"""The rdma_network role's MacvlanNetwork (and, for NVIDIA IPAM chart rows, its IPPool),
+rendered through its real templates and defaults for sample inventories (one IPU node;
+three IPU nodes; a /23 RDMA subnet). The per-node facts and the agreed network come from
+the project's own derivation and consensus code (module_utils/ipu_k8s_rdma.py), exactly as
+rdma_network_facts and rdma_network_consensus produce them on a site; the result is checked
+against each chart release's own CRDs and its IPAM against the derived range and excludes:
+pods get addresses of the range outside the excludes, never the node's own or the V-IPU
+controller's."""
 
 import ipaddress
 import json
 import sys
 
 import pytest
+import yaml
 
-from ipu_k8s_render import ROOT, SCHEMAS, load_role_yaml, render_role_yaml, role_expression, validate_custom_resource
+from ipu_k8s_render import (ROLES, ROOT, SCHEMAS, load_role_yaml, render_role_yaml, role_expression,
+                            validate_custom_resource)
 
 sys.path.insert(0, str(ROOT / 'module_utils'))
 import ipu_k8s_rdma  # noqa: E402  (needs the sys.path entry above)
 
-MACVLAN_CRD = SCHEMAS / 'network_operator' / 'mellanox.com_macvlannetworks.yaml'
+SCHEMA_DIR = SCHEMAS / 'network_operator'
+RELEASES = yaml.safe_load((SCHEMA_DIR / 'releases.yaml').read_text())['releases']
+TABLE = yaml.safe_load((ROLES / 'network_operator' / 'defaults' / 'main.yml').read_text())['network_operator_chart_table']
+ROWS = dict((row['chart_version'], row) for row in TABLE)
+CHART_VERSIONS = sorted(ROWS, key=lambda v: tuple(int(p) for p in v.split('.')))
+NV_IPAM_VERSIONS = [v for v in CHART_VERSIONS if ROWS[v]['ipam'] == 'nv-ipam']
+# A one-POD inventory on the rows that existed before the NVIDIA IPAM row renders as before.
+WHEREABOUTS_VERSIONS = [v for v in CHART_VERSIONS if ROWS[v]['ipam'] == 'whereabouts']
+
+
+def crd(chart_version, name):
+    return SCHEMA_DIR / RELEASES[chart_version]['crds'][name]['file']
+
+
+MACVLAN_CRD = crd('25.4.0', 'macvlannetworks')
 
 
 def node_facts(cidr, address, mtu=1500, interface='enp65s0f1', vipu='', excludes=None, exclude_prefix=25):
-    """The rdma_network fact of one IPU node, its excludes derived by the project's code."""
+    """The rdma_network fact of one IPU node, its excludes derived by the project's code
+    (the configured ones, plus the node's own and the controller's address as
+    rdma_network_facts adds them)."""
     network = ipaddress.IPv4Network(cidr)
+    vipu = vipu or str(network.network_address + 116)
+    configured = ipu_k8s_rdma.compute_excludes(str(network), exclude_prefix, excludes)
+    excluded, added = ipu_k8s_rdma.exclude_own_addresses(network, configured, [vipu, address])
     return {
         'interface': interface,
         'cidr': str(network),
         'prefix': network.prefixlen,
         'node_address': address,
         'mtu': mtu,
-        'excludes': ipu_k8s_rdma.compute_excludes(str(network), exclude_prefix, excludes),
-        'vipu_address': vipu or str(network.network_address + 116),
+        'excludes': excluded,
+        'excludes_added': added,
+        'vipu_address': vipu,
     }
 
 
-def agreed(networks):
-    result, _warnings = ipu_k8s_rdma.agree_rdma_networks(networks)
+def agreed(networks, ipam='whereabouts', block_size=0):
+    result, _warnings = ipu_k8s_rdma.agree_rdma_networks(networks, ipam, block_size)
     return result
 
 
-def render_macvlan(agreed_network, **overrides):
+def render_macvlan(agreed_network, chart_version='25.4.0', **overrides):
     overrides['__rdma_network_agreed'] = agreed_network
+    overrides['__network_operator_ipam'] = ROWS[chart_version]['ipam']
     return render_role_yaml('rdma_network', 'macvlannetwork.yaml.j2', overrides)
+
+
+def render_ippool(agreed_network, node_names, **overrides):
+    overrides['__rdma_network_agreed'] = agreed_network
+    overrides['__rdma_network_node_names'] = node_names
+    return render_role_yaml('rdma_network', 'ippool.yaml.j2', overrides)
 
 
 ONE_NODE = {'poplar-01': node_facts('10.247.208.0/24', '10.247.208.201')}
@@ -56,9 +87,11 @@ SLASH_23 = {
 INVENTORIES = {'one_ipu_node': ONE_NODE, 'three_ipu_nodes': THREE_NODES, 'slash_23_subnet': SLASH_23}
 
 
+@pytest.mark.parametrize('chart_version', [v for v in CHART_VERSIONS if RELEASES[v]['crds'].get('macvlannetworks')])
 @pytest.mark.parametrize('inventory', sorted(INVENTORIES))
-def test_macvlan_network_matches_the_crd(inventory):
-    validate_custom_resource(render_macvlan(agreed(INVENTORIES[inventory])), MACVLAN_CRD)
+def test_macvlan_network_matches_the_releases_crd(inventory, chart_version):
+    network = agreed(INVENTORIES[inventory], ROWS[chart_version]['ipam'])
+    validate_custom_resource(render_macvlan(network, chart_version), crd(chart_version, 'macvlannetworks'))
 
 
 @pytest.mark.parametrize('inventory', sorted(INVENTORIES))
@@ -75,14 +108,17 @@ def test_macvlan_network_is_the_guide_one_with_derived_values(inventory):
     assert spec['mtu'] == min(n['mtu'] for n in INVENTORIES[inventory].values())
 
 
+# The nodes' own addresses (.201-.203, .200 and 209.10) lie outside the first /25: each is
+# excluded as a /32 (adjacent ones collapse); the V-IPU controller (.116) is inside it.
+@pytest.mark.parametrize('chart_version', WHEREABOUTS_VERSIONS)
 @pytest.mark.parametrize('inventory, cidr, excludes', [
-    ('one_ipu_node', '10.247.208.0/24', ['10.247.208.0/25']),
-    ('three_ipu_nodes', '10.247.208.0/24', ['10.247.208.0/25']),
+    ('one_ipu_node', '10.247.208.0/24', ['10.247.208.0/25', '10.247.208.201/32']),
+    ('three_ipu_nodes', '10.247.208.0/24', ['10.247.208.0/25', '10.247.208.201/32', '10.247.208.202/31']),
     # A /23: the first /25 of the /23, not of the node's own /24 half.
-    ('slash_23_subnet', '10.247.208.0/23', ['10.247.208.0/25']),
+    ('slash_23_subnet', '10.247.208.0/23', ['10.247.208.0/25', '10.247.208.200/32', '10.247.209.10/32']),
 ])
-def test_ipam_is_whereabouts_json_with_exactly_the_derived_range(inventory, cidr, excludes):
-    ipam = json.loads(render_macvlan(agreed(INVENTORIES[inventory]))['spec']['ipam'])
+def test_ipam_is_whereabouts_json_with_exactly_the_derived_range(inventory, cidr, excludes, chart_version):
+    ipam = json.loads(render_macvlan(agreed(INVENTORIES[inventory]), chart_version)['spec']['ipam'])
     assert ipam == {
         'type': 'whereabouts',
         'datastore': 'kubernetes',
@@ -103,7 +139,8 @@ def test_explicit_excludes_replace_the_computed_one():
                                      excludes=['10.247.208.0/26', '10.247.209.240/28'])}
     ipam = json.loads(render_macvlan(agreed(nodes))['spec']['ipam'])
     assert ipam['range'] == '10.247.208.0/23'
-    assert ipam['exclude'] == ['10.247.208.0/26', '10.247.209.240/28']
+    # The controller (.116) and the node (209.10) lie outside the explicit ranges.
+    assert ipam['exclude'] == ['10.247.208.0/26', '10.247.208.116/32', '10.247.209.10/32', '10.247.209.240/28']
 
 
 def test_shared_names_flow_into_the_manifest():
@@ -170,20 +207,133 @@ def test_nodes_on_different_subnets_are_refused_by_name():
         agreed(nodes)
 
 
-def test_cni_check_names_what_a_node_lacks():
+def cni_missing(present, multus_conf=1, ipam=None):
     tasks = load_role_yaml('rdma_network', 'tasks/cni_check.yml')
     check = next(t for t in tasks if t['name'] == 'Check the Multus and Whereabouts CNI files')
     variables = {
-        '__rdma_network_multus_conf': {'matched': 0},
+        '__rdma_network_multus_conf': {'matched': multus_conf},
         '__rdma_network_cni_dirs': {'results': [
-            {'item': 'multus.d', 'stat': {'exists': True, 'isdir': True}},
-            {'item': 'whereabouts.d', 'stat': {'exists': False}},
-        ]},
+            {'item': d, 'stat': {'exists': d in present, 'isdir': True}} for d in ('multus.d', 'whereabouts.d', 'nv-ipam.d')]},
         'inventory_hostname': 'poplar-02',
     }
+    if ipam:
+        variables['__network_operator_ipam'] = ipam
     variables.update(check['vars'])
-    missing = role_expression('rdma_network', '{{ __rdma_network_cni_missing }}', variables)
-    assert missing == ['a Multus configuration (00-multus.conf)', 'whereabouts.d']
-    variables['__rdma_network_multus_conf'] = {'matched': 1}
-    variables['__rdma_network_cni_dirs']['results'][1]['stat'] = {'exists': True, 'isdir': True}
-    assert role_expression('rdma_network', '{{ __rdma_network_cni_missing }}', variables) == []
+    return role_expression('rdma_network', '{{ __rdma_network_cni_missing }}', variables)
+
+
+def test_cni_check_names_what_a_node_lacks():
+    assert cni_missing(['multus.d'], multus_conf=0, ipam='whereabouts') == [
+        'a Multus configuration (00-multus.conf)', 'whereabouts.d']
+    assert cni_missing(['multus.d', 'whereabouts.d'], ipam='whereabouts') == []
+
+
+def test_cni_check_follows_the_rows_ipam():
+    assert cni_missing(['multus.d', 'whereabouts.d'], ipam='nv-ipam') == ['nv-ipam.d']
+    assert cni_missing(['multus.d', 'nv-ipam.d'], ipam='nv-ipam') == []
+    # Entry point used on its own (verify): either IPAM directory will do.
+    assert cni_missing(['multus.d', 'nv-ipam.d']) == []
+    assert cni_missing(['multus.d']) == ['whereabouts.d or nv-ipam.d']
+
+
+# --- NVIDIA IPAM chart rows: MacvlanNetwork naming an IPPool over the same range ----------
+
+def addresses(cidr, excludes):
+    """Host addresses of cidr (network and broadcast left out) outside excludes."""
+    network = ipaddress.IPv4Network(cidr)
+    excluded = [ipaddress.IPv4Network(e) for e in excludes]
+    return set(a for a in network.hosts() if not any(a in e for e in excluded))
+
+
+def pool_addresses(ippool):
+    """Every address the IPPool can hand to a pod: subnet host addresses outside exclusions."""
+    spec = ippool['spec']
+    ranges = [(ipaddress.IPv4Address(x['startIP']), ipaddress.IPv4Address(x['endIP'])) for x in spec['exclusions']]
+    return set(a for a in ipaddress.IPv4Network(spec['subnet']).hosts() if not any(lo <= a <= hi for lo, hi in ranges))
+
+
+def allocate(ippool, nodes):
+    """nvidia-k8s-ipam's controller allocator (pkg/ipam-controller/allocator/allocator.go at
+    network-operator-v26.1.2): nodes in order get the next block of perNodeBlockSize that is
+    not entirely excluded -> {node: set of addresses a pod on it can get}."""
+    spec = ippool['spec']
+    allowed = pool_addresses(ippool)
+    blocks = ipu_k8s_rdma.nv_ipam_blocks(spec['subnet'], spec['perNodeBlockSize'])
+    usable = [b for b in blocks if any(ipaddress.IPv4Address(a) in allowed for a in range(b[0], b[1] + 1))]
+    assert len(usable) >= len(nodes), 'not every node gets a block'
+    return dict((node, set(ipaddress.IPv4Address(a) for a in range(b[0], b[1] + 1)) & allowed)
+                for node, b in zip(nodes, usable))
+
+
+@pytest.mark.parametrize('chart_version', NV_IPAM_VERSIONS)
+@pytest.mark.parametrize('inventory', sorted(INVENTORIES))
+def test_nv_ipam_macvlan_network_names_the_pool(inventory, chart_version):
+    macvlan = render_macvlan(agreed(INVENTORIES[inventory], 'nv-ipam'), chart_version)
+    validate_custom_resource(macvlan, crd(chart_version, 'macvlannetworks'))
+    assert json.loads(macvlan['spec']['ipam']) == {'type': 'nv-ipam', 'poolName': 'rdma-net'}
+    assert macvlan['spec']['master'] == 'enp65s0f1'
+
+
+@pytest.mark.parametrize('chart_version', NV_IPAM_VERSIONS)
+@pytest.mark.parametrize('inventory', sorted(INVENTORIES))
+def test_ippool_matches_the_releases_crd(inventory, chart_version):
+    ippool = render_ippool(agreed(INVENTORIES[inventory], 'nv-ipam'), sorted(INVENTORIES[inventory]))
+    validate_custom_resource(ippool, crd(chart_version, 'ippools'))
+    assert ippool['apiVersion'] == 'nv-ipam.nvidia.com/v1alpha1' and ippool['kind'] == 'IPPool'
+    # The NVIDIA IPAM controller reads IPPools in the operator's namespace only.
+    assert ippool['metadata'] == {'name': 'rdma-net', 'namespace': 'network-operator'}
+    assert 'gateway' not in ippool['spec']
+
+
+@pytest.mark.parametrize('inventory', sorted(INVENTORIES))
+def test_ippool_hands_out_exactly_the_derived_range_minus_the_excludes(inventory):
+    network = agreed(INVENTORIES[inventory], 'nv-ipam')
+    nodes = sorted(INVENTORIES[inventory])
+    ippool = render_ippool(network, nodes)
+    assert ippool['spec']['subnet'] == network['cidr']
+    expected = addresses(network['cidr'], network['excludes'])
+    assert pool_addresses(ippool) == expected
+    for facts in INVENTORIES[inventory].values():
+        assert ipaddress.IPv4Address(facts['node_address']) not in pool_addresses(ippool)
+        assert ipaddress.IPv4Address(facts['vipu_address']) not in pool_addresses(ippool)
+    handed = allocate(ippool, nodes)
+    assert all(handed[n] for n in nodes), 'a node got a block with no free address'
+    assert set().union(*handed.values()) <= expected
+    # Blocks do not overlap: no address can go to pods on two nodes.
+    assert sum(len(a) for a in handed.values()) == len(set().union(*handed.values()))
+
+
+def test_one_node_gets_the_whole_range_in_one_block():
+    ippool = render_ippool(agreed(ONE_NODE, 'nv-ipam'), ['poplar-01'])
+    handed = allocate(ippool, ['poplar-01'])
+    assert handed['poplar-01'] == addresses('10.247.208.0/24', ['10.247.208.0/25', '10.247.208.201/32'])
+
+
+def test_ippool_selects_the_ipu_nodes_by_node_name():
+    ippool = render_ippool(agreed(THREE_NODES, 'nv-ipam'), ['poplar-01', 'poplar-02.lab', 'poplar-03'])
+    assert ippool['spec']['nodeSelector'] == {'nodeSelectorTerms': [{'matchFields': [
+        {'key': 'metadata.name', 'operator': 'In', 'values': ['poplar-01', 'poplar-02.lab', 'poplar-03']}]}]}
+
+
+def test_ippool_block_size_setting_reaches_the_pool():
+    ippool = render_ippool(agreed(SLASH_23, 'nv-ipam', block_size=64), ['poplar-01', 'poplar-02'])
+    assert ippool['spec']['perNodeBlockSize'] == 64
+    assert allocate(ippool, ['poplar-01', 'poplar-02'])['poplar-01'] <= addresses(
+        '10.247.208.0/23', agreed(SLASH_23)['excludes'])
+
+
+def test_ippool_with_a_misspelt_field_fails_the_crd_check():
+    ippool = render_ippool(agreed(ONE_NODE, 'nv-ipam'), ['poplar-01'])
+    ippool['spec']['perNodeBlocksize'] = 8
+    with pytest.raises(AssertionError, match='perNodeBlocksize'):
+        validate_custom_resource(ippool, crd('26.1.2', 'ippools'))
+
+
+def test_apply_renders_the_ippool_only_for_nv_ipam_rows():
+    task = next(t for t in load_role_yaml('rdma_network', 'tasks/apply.yml')
+                if t['name'].startswith('Apply the NVIDIA IPAM pool'))
+    assert task['when'] == "__network_operator_ipam == 'nv-ipam'"
+    names = role_expression('rdma_network', task['vars']['__rdma_network_node_names'], {
+        'groups': {'ipu_nodes': ['poplar-01', 'poplar-02']},
+        'hostvars': {'poplar-01': {}, 'poplar-02': {'ipu_k8s_node_name': 'node-2'}}})
+    assert names == ['poplar-01', 'node-2']

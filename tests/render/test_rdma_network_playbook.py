@@ -91,10 +91,12 @@ def test_nodes_derive_and_agree_on_the_rdma_network(netns, site):
         'cidr': '10.247.208.0/23',
         'prefix': 23,
         'mtu': 9000,
-        'excludes': ['10.247.208.0/25'],
+        # The node's own address (10.247.208.201) lies outside the first /25: excluded with it.
+        'excludes': ['10.247.208.0/25', '10.247.208.201/32'],
         'vipu_addresses': ['10.247.208.116'],
     }
-    assert 'V-IPU 10.247.208.116:8090 (param) is reached through rdma0 in 10.247.208.0/23' in ' '.join(result.stdout.split())
+    assert 'outside the excluded range' not in result.stdout + result.stderr
+    assert 'V-IPU 10.247.208.116:8090 (inventory) is reached through rdma0 in 10.247.208.0/23' in ' '.join(result.stdout.split())
 
 
 def test_explicit_excludes_and_a_pinned_interface_reach_the_modules(netns, site):
@@ -102,12 +104,12 @@ def test_explicit_excludes_and_a_pinned_interface_reach_the_modules(netns, site)
                  '-e', 'ipu_k8s_rdma_interface=rdma0')
     assert result.returncode == 0, result.stdout + result.stderr
     agreed = json.loads((site / 'agreed.json').read_text())
-    assert agreed['excludes'] == ['10.247.208.0/26']
+    assert agreed['excludes'] == ['10.247.208.0/26', '10.247.208.116/32', '10.247.208.201/32']
 
 
 def test_an_unknown_controller_name_is_refused_on_the_node(netns, site):
     result = run(netns, site, '-e', CONTROLLERS, '-e', 'ipu_k8s_vipu_controller=pod009')
     assert result.returncode != 0
     output = ' '.join(result.stdout.split())
-    assert 'ipu_k8s_vipu_controller is "pod009" but ipu_k8s_vipu_controllers has no entry with that name' in output
+    assert "ipu_k8s_vipu_controller 'pod009' names no entry of ipu_k8s_vipu_controllers" in output
     assert not (site / 'agreed.json').exists()

@@ -1,4 +1,4 @@
-"""Unit-test plumbing: import module_utils/ipu_k8s_rdma.py directly, load the modules in
+"""Unit-test plumbing: import module_utils/ipu_k8s_rdma.py (and ipu_k8s_vipu_controllers.py) directly, load the modules in
 library/ against it, and run their main() the way Ansible's own unit tests do (module
 args patched in, exit_json/fail_json raising). The kernel and the V-IPU CLI are the only
 things replaced (see FakeCommands); the code under test always runs for real."""
@@ -21,6 +21,9 @@ from ansible.module_utils.testing import patch_module_args  # noqa: E402
 # One module object under both names, so the modules and the tests share it.
 sys.modules['ansible.module_utils.ipu_k8s_rdma'] = ipu_k8s_rdma
 ansible.module_utils.ipu_k8s_rdma = ipu_k8s_rdma
+import ipu_k8s_vipu_controllers  # noqa: E402  (imports ipu_k8s_rdma under the name above)
+sys.modules['ansible.module_utils.ipu_k8s_vipu_controllers'] = ipu_k8s_vipu_controllers
+ansible.module_utils.ipu_k8s_vipu_controllers = ipu_k8s_vipu_controllers
 
 from module_harness import FakeCommands, ModuleExit, ModuleFail, load_library_module  # noqa: E402,F401
 

@@ -21,9 +21,10 @@ def route_get(dst, dev, prefsrc=None, gateway=None, route_type=None):
     return json.dumps([route])
 
 
-def addr_show(ifname, mtu, *interfaces):
+def addr_show(ifname, mtu, *interfaces, up=True):
     """`ip -j addr show dev <ifname>` with the given IPv4 address/prefix strings (and the
-    IPv6 link-local every Ethernet interface also carries)."""
+    IPv6 link-local every Ethernet interface also carries); up=False for an interface that
+    is administratively down (`ip link set <ifname> down`)."""
     addr_info = []
     for text in interfaces:
         iface = ipaddress.IPv4Interface(text)
@@ -35,9 +36,15 @@ def addr_show(ifname, mtu, *interfaces):
     addr_info.append({'family': 'inet6', 'local': 'fe80::f869:60ff:fe79:e01a', 'prefixlen': 64, 'scope': 'link',
                       'valid_life_time': 4294967295, 'preferred_life_time': 4294967295})
     link = {
-        'ifindex': 3, 'link': 'peer0', 'ifname': ifname, 'flags': ['BROADCAST', 'MULTICAST', 'UP', 'LOWER_UP'],
-        'mtu': mtu, 'qdisc': 'noqueue', 'operstate': 'UP', 'group': 'default', 'txqlen': 1000,
+        'ifindex': 3, 'link': 'peer0', 'ifname': ifname,
+        'flags': ['BROADCAST', 'MULTICAST', 'UP', 'LOWER_UP'] if up else ['BROADCAST', 'MULTICAST'],
+        'mtu': mtu, 'qdisc': 'noqueue', 'operstate': 'UP' if up else 'DOWN', 'group': 'default', 'txqlen': 1000,
         'link_type': 'ether', 'address': 'fa:69:60:79:e0:1a', 'broadcast': 'ff:ff:ff:ff:ff:ff',
         'addr_info': addr_info,
     }
     return json.dumps([link])
+
+
+def addr_show_all(*links):
+    """`ip -j -4 addr show`: the links of several addr_show() answers in one list."""
+    return json.dumps([link for answer in links for link in json.loads(answer)])

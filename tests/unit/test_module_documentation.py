@@ -68,10 +68,11 @@ def test_examples_use_only_documented_options(name):
 
 # What each module returns, as the other roles rely on it.
 RETURNED = {
-    'vipu_server': ('vipu_server', {'host', 'port', 'address', 'version', 'source'}),
+    'vipu_server': ('vipu_server', {'host', 'port', 'address', 'version', 'source', 'name', 'label'}),
     'rdma_network_facts': ('rdma_network', {'interface', 'cidr', 'prefix', 'node_address', 'mtu', 'excludes',
-                                            'vipu_address'}),
-    'rdma_network_consensus': ('rdma_network', {'interface', 'cidr', 'prefix', 'mtu', 'excludes', 'vipu_addresses'}),
+                                            'excludes_added', 'vipu_address'}),
+    'rdma_network_consensus': ('rdma_network', {'interface', 'cidr', 'prefix', 'mtu', 'excludes', 'vipu_addresses',
+                                                 'nv_ipam'}),
 }
 
 

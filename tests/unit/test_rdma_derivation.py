@@ -28,7 +28,7 @@ def test_subnet_has_the_interfaces_real_prefix(node, vipu, cidr, excludes):
     result, warnings, _ = derive(route_get(vipu, 'ens1f0', node_ip), addr_show('ens1f0', 9000, node), vipu)
     assert result == {
         'interface': 'ens1f0', 'cidr': cidr, 'prefix': int(cidr.split('/')[1]), 'node_address': node_ip,
-        'mtu': 9000, 'excludes': excludes, 'vipu_address': vipu,
+        'mtu': 9000, 'excludes': excludes, 'excludes_added': [], 'vipu_address': vipu,
     }
     assert warnings == []
 
@@ -37,7 +37,7 @@ def test_address_in_upper_half_of_a_23_gets_the_23_not_a_24():
     # ipcalc -b 10.247.209.200 would say 10.247.209.0/24 and exclude 10.247.209.0/25.
     result, _, _ = derive(route_get('10.247.209.200', 'ens1f0', '10.247.208.21'),
                           addr_show('ens1f0', 9000, '10.247.208.21/23'), '10.247.209.200')
-    assert (result['cidr'], result['excludes']) == ('10.247.208.0/23', ['10.247.208.0/25'])
+    assert (result['cidr'], result['excludes']) == ('10.247.208.0/23', ['10.247.208.0/25', '10.247.209.200/32'])
 
 
 def test_mtu_comes_from_the_interface():
@@ -185,14 +185,31 @@ def test_exclude_prefix_32_excludes_one_address():
     assert compute_excludes('10.247.208.0/23', exclude_prefix=32) == ['10.247.208.0/32']
 
 
-def test_vipu_address_outside_the_excludes_gives_a_warning():
-    _, warnings, _ = derive(route_get('10.247.209.200', 'rdma0', '10.247.208.21'),
-                            addr_show('rdma0', 9000, '10.247.208.21/23'), '10.247.209.200')
-    assert warnings == ['the V-IPU controller address 10.247.209.200 is outside the excluded range 10.247.208.0/25 of '
-                        '10.247.208.0/23: Whereabouts may give it to a pod. Add it to ipu_k8s_rdma_excludes']
+def test_vipu_address_outside_the_excludes_is_excluded_without_a_warning():
+    result, warnings, _ = derive(route_get('10.247.209.200', 'rdma0', '10.247.208.21'),
+                                 addr_show('rdma0', 9000, '10.247.208.21/23'), '10.247.209.200')
+    assert result['excludes'] == ['10.247.208.0/25', '10.247.209.200/32']
+    assert result['excludes_added'] == ['10.247.209.200/32']
+    assert warnings == []
 
 
-def test_node_address_outside_the_excludes_gives_a_warning():
-    _, warnings, _ = derive(route_get('10.247.208.5', 'rdma0', '10.247.209.21'),
-                            addr_show('rdma0', 9000, '10.247.209.21/23'), '10.247.208.5')
-    assert len(warnings) == 1 and "this node's own RDMA address 10.247.209.21" in warnings[0]
+def test_node_address_outside_the_excludes_is_excluded_without_a_warning():
+    result, warnings, _ = derive(route_get('10.247.208.5', 'rdma0', '10.247.209.21'),
+                                 addr_show('rdma0', 9000, '10.247.209.21/23'), '10.247.208.5')
+    assert result['excludes'] == ['10.247.208.0/25', '10.247.209.21/32']
+    assert result['excludes_added'] == ['10.247.209.21/32']
+    assert warnings == []
+
+
+def test_both_own_addresses_outside_explicit_excludes_are_added():
+    result, _, _ = derive(route_get('10.247.209.200', 'rdma0', '10.247.209.21'),
+                          addr_show('rdma0', 9000, '10.247.209.21/23'), '10.247.209.200',
+                          excludes=['10.247.208.0/26'])
+    assert result['excludes'] == ['10.247.208.0/26', '10.247.209.21/32', '10.247.209.200/32']
+
+
+def test_own_addresses_that_would_leave_no_pod_address_are_refused():
+    # A /30 has two host addresses: the node and the controller take both.
+    with pytest.raises(IpuK8sError, match='leave no address of the RDMA subnet 10.60.0.0/30 for pods'):
+        derive(route_get('10.60.0.1', 'rdma0', '10.60.0.2'), addr_show('rdma0', 9000, '10.60.0.2/30'), '10.60.0.1',
+               exclude_prefix=32)

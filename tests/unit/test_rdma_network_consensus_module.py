@@ -61,3 +61,23 @@ def test_check_mode_gives_the_same_answer(run_module):
     result = run_module('rdma_network_consensus',
                         {'networks': {'ipu1': node('10.247.208.21')}, '_ansible_check_mode': True})
     assert result['rdma_network']['cidr'] == '10.247.208.0/23'
+
+
+def test_nv_ipam_adds_the_pool_values(run_module):
+    result = run_module('rdma_network_consensus', {'networks': {'ipu1': node('10.247.208.201')}, 'ipam': 'nv-ipam'})
+    assert result['rdma_network']['excludes'] == ['10.247.208.0/25', '10.247.208.201/32']
+    assert result['rdma_network']['nv_ipam'] == {
+        'exclusions': [{'startIP': '10.247.208.0', 'endIP': '10.247.208.127'},
+                       {'startIP': '10.247.208.201', 'endIP': '10.247.208.201'}],
+        'block_size': 510}
+
+
+def test_a_block_size_that_starves_a_node_fails(run_module):
+    networks = {'ipu1': node('10.247.208.201'), 'ipu2': node('10.247.208.202')}
+    with pytest.raises(ModuleFail, match='rdma_network_nv_ipam_block_size 500 gives fewer than 2 blocks'):
+        run_module('rdma_network_consensus', {'networks': networks, 'ipam': 'nv-ipam', 'nv_ipam_block_size': 500})
+
+
+def test_unknown_ipam_is_refused_by_the_option(run_module):
+    with pytest.raises(ModuleFail, match='ipam'):
+        run_module('rdma_network_consensus', {'networks': {'ipu1': node('10.247.208.21')}, 'ipam': 'dhcp'})

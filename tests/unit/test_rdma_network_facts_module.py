@@ -3,11 +3,13 @@
 
 import pytest
 
-from iproute_json import addr_show, route_get
+from iproute_json import addr_show, addr_show_all, route_get
 from module_harness import FakeCommands, ModuleFail
 
 ROUTE_GET = ('-j', '-4', 'route', 'get')
 ADDR_SHOW = ('-j', 'addr', 'show', 'dev')
+ADDR_SHOW_ALL = ('-j', '-4', 'addr', 'show')
+MGMT = addr_show('mgmt0', 1500, '10.200.0.2/24')
 
 
 def kernel(vipu='10.247.208.5', dev='rdma0', node='10.247.208.21/23', mtu=9000, **route):
@@ -16,6 +18,17 @@ def kernel(vipu='10.247.208.5', dev='rdma0', node='10.247.208.21/23', mtu=9000, 
     return FakeCommands({
         ROUTE_GET + (vipu,): (0, route_get(vipu, dev, src, **route), ''),
         ADDR_SHOW + (dev,): (0, addr_show(dev, mtu, node), ''),
+        ADDR_SHOW_ALL: (0, addr_show_all(addr_show(dev, mtu, node), MGMT), ''),
+    })
+
+
+def nic_down(vipu='10.247.208.5', node='10.247.208.21/23', route=None):
+    """A node whose RDMA NIC rdma0 (holding node) is down: route is what `ip route get` then
+    answers ((rc, stdout, stderr); default: the default route through mgmt0)."""
+    route = route or (0, route_get(vipu, 'mgmt0', '10.200.0.2', gateway='10.200.0.1'), '')
+    return FakeCommands({
+        ROUTE_GET + (vipu,): route,
+        ADDR_SHOW_ALL: (0, addr_show_all(addr_show('rdma0', 9000, node, up=False), MGMT), ''),
     })
 
 
@@ -23,7 +36,8 @@ def test_derived_network_is_returned_and_set_as_fact(run_module):
     result = run_module('rdma_network_facts', {'address': '10.247.208.5'}, kernel())
     assert result['rdma_network'] == {'interface': 'rdma0', 'cidr': '10.247.208.0/23', 'prefix': 23,
                                       'node_address': '10.247.208.21', 'mtu': 9000,
-                                      'excludes': ['10.247.208.0/25'], 'vipu_address': '10.247.208.5'}
+                                      'excludes': ['10.247.208.0/25'], 'excludes_added': [],
+                                      'vipu_address': '10.247.208.5'}
     assert result['ansible_facts'] == {'rdma_network': result['rdma_network']}
     assert result['changed'] is False
 
@@ -63,7 +77,8 @@ def test_malformed_address_fails_before_any_command(run_module):
 
 
 def test_no_route_fails_with_the_kernels_words(run_module):
-    commands = FakeCommands({ROUTE_GET + ('10.99.0.5',): (2, '', 'RTNETLINK answers: Network is unreachable\n')})
+    commands = FakeCommands({ROUTE_GET + ('10.99.0.5',): (2, '', 'RTNETLINK answers: Network is unreachable\n'),
+                             ADDR_SHOW_ALL: (0, addr_show_all(MGMT), '')})
     with pytest.raises(ModuleFail, match=r'no route to the V-IPU address 10.99.0.5 \(RTNETLINK answers: Network is '
                                          r'unreachable\)'):
         run_module('rdma_network_facts', {'address': '10.99.0.5'}, commands)
@@ -74,9 +89,36 @@ def test_gateway_routed_address_is_refused(run_module):
         run_module('rdma_network_facts', {'address': '10.247.208.5'}, kernel(dev='mgmt0', gateway='10.200.0.1'))
 
 
+def test_down_rdma_nic_is_named_instead_of_the_gateway(run_module):
+    with pytest.raises(ModuleFail) as failure:
+        run_module('rdma_network_facts', {'address': '10.247.208.5'}, nic_down())
+    message = failure.value.result['msg']
+    assert message.startswith('RDMA NIC rdma0 is down: it has 10.247.208.21/23')
+    assert 'gateway' not in message and 'ip link set rdma0 up' in message
+
+
+def test_down_rdma_nic_is_named_when_no_route_is_left(run_module):
+    with pytest.raises(ModuleFail, match='^RDMA NIC rdma0 is down'):
+        run_module('rdma_network_facts', {'address': '10.247.208.5'},
+                   nic_down(route=(2, '', 'RTNETLINK answers: Network is unreachable\n')))
+
+
+def test_down_interface_of_another_subnet_does_not_hide_the_gateway(run_module):
+    commands = nic_down(vipu='10.99.0.5')
+    with pytest.raises(ModuleFail, match='reached through gateway 10.200.0.1 on mgmt0'):
+        run_module('rdma_network_facts', {'address': '10.99.0.5'}, commands)
+
+
+def test_interfaces_are_listed_only_when_the_route_is_refused(run_module):
+    commands = kernel()
+    run_module('rdma_network_facts', {'address': '10.247.208.5'}, commands)
+    assert ['/usr/sbin/ip', '-j', '-4', 'addr', 'show'] not in commands.calls
+
+
 def test_own_address_is_refused(run_module):
     commands = FakeCommands({ROUTE_GET + ('10.247.208.21',): (
-        0, route_get('10.247.208.21', 'lo', '10.247.208.21', route_type='local'), '')})
+        0, route_get('10.247.208.21', 'lo', '10.247.208.21', route_type='local'), ''),
+        ADDR_SHOW_ALL: (0, addr_show_all(addr_show('rdma0', 9000, '10.247.208.21/23'), MGMT), '')})
     with pytest.raises(ModuleFail, match='address of this node itself'):
         run_module('rdma_network_facts', {'address': '10.247.208.21'}, commands)
 
@@ -137,10 +179,11 @@ def test_address_is_required(run_module):
         run_module('rdma_network_facts', {}, kernel())
 
 
-def test_addresses_outside_the_exclude_are_warned_about(run_module):
+def test_addresses_outside_the_exclude_are_excluded_not_warned_about(run_module):
     result = run_module('rdma_network_facts', {'address': '10.247.209.200'},
                         kernel('10.247.209.200', 'rdma0', '10.247.208.21/23'))
-    assert len(result['warnings']) == 1 and '10.247.209.200 is outside the excluded range' in result['warnings'][0]
+    assert result['rdma_network']['excludes'] == ['10.247.208.0/25', '10.247.209.200/32']
+    assert not result.get('warnings')
 
 
 def test_check_mode_gives_the_same_answer(run_module):

@@ -26,7 +26,8 @@ def _clean_environment(no_vipu_environment):
 def test_explicit_address_with_port_is_used_as_given(run_module):
     result = run_module('vipu_server', {'address': '10.5.212.116:8091'}, vipu_cli('{}'))
     assert result['vipu_server'] == {'host': '10.5.212.116', 'port': 8091, 'address': '10.5.212.116:8091',
-                                     'version': None, 'source': 'param'}
+                                     'version': None, 'source': 'param', 'name': '10.5.212.116:8091',
+                                     'label': 'ipunode=true'}
 
 
 def test_explicit_address_is_not_checked_against_the_cli(run_module):
@@ -59,7 +60,8 @@ def test_result_is_also_a_fact_and_never_a_change(run_module):
 def test_cli_answer_gives_host_port_and_version(run_module):
     result = run_module('vipu_server', {}, vipu_cli('{"version": "1.18.0", "host": "10.5.212.116:8090"}\n'))
     assert result['vipu_server'] == {'host': '10.5.212.116', 'port': 8090, 'address': '10.5.212.116:8090',
-                                     'version': '1.18.0', 'source': 'cli'}
+                                     'version': '1.18.0', 'source': 'cli', 'name': '10.5.212.116:8090',
+                                     'label': 'ipunode=true'}
 
 
 def test_cli_runs_as_an_argument_list_under_a_timeout(run_module):
@@ -124,7 +126,8 @@ def test_environment_is_used_without_a_cli(run_module, monkeypatch):
     monkeypatch.setenv('IPUOF_VIPU_API_PORT', '8091')
     result = run_module('vipu_server', {}, no_vipu_cli())
     assert result['vipu_server'] == {'host': '10.5.212.116', 'port': 8091, 'address': '10.5.212.116:8091',
-                                     'version': None, 'source': 'env'}
+                                     'version': None, 'source': 'env', 'name': '10.5.212.116:8091',
+                                     'label': 'ipunode=true'}
 
 
 def test_environment_without_port_takes_the_port_option(run_module, monkeypatch):
@@ -177,3 +180,82 @@ def test_check_mode_gives_the_same_answer(run_module):
     commands = vipu_cli('{"version": "1.18.0", "host": "10.5.212.116:8090"}')
     result = run_module('vipu_server', {'_ansible_check_mode': True}, commands)
     assert result['vipu_server']['source'] == 'cli' and result['changed'] is False
+
+
+def _as_run_command_decodes(raw):
+    """run_command's text for raw bytes: undecodable bytes become lone surrogates."""
+    return raw.decode('utf-8', 'surrogateescape')
+
+
+def test_cli_output_that_is_not_utf8_ends_in_the_modules_message(run_module):
+    stdout = _as_run_command_decodes(b'{"version": "1.18.0", "host": "10.5.\xff\xfe.116:8090"}\n')
+    with pytest.raises(ModuleFail) as failure:
+        run_module('vipu_server', {}, vipu_cli(stdout))
+    message = failure.value.result['msg']
+    assert 'printed bytes that are not UTF-8' in message and '10.5.\\xff\\xfe.116' in message
+    message.encode('utf-8')  # what Ansible's controller insists on: no lone surrogates
+    json.dumps(failure.value.result, ensure_ascii=False).encode('utf-8')
+
+
+def test_failing_cli_with_undecodable_stderr_ends_in_the_modules_message(run_module):
+    stderr = _as_run_command_decodes(b'Error: \xc3\x28 connection refused\n')
+    with pytest.raises(ModuleFail, match=r'failed \(rc=1\): Error: \\xc3\( connection refused') as failure:
+        run_module('vipu_server', {}, vipu_cli('', rc=1, stderr=stderr))
+    failure.value.result['msg'].encode('utf-8')
+
+
+# --- the inventory's controller list -------------------------------------------------------
+
+PODS = [
+    {'name': 'pod001', 'host': 'vipu-ctrl.pod001.example', 'label': 'vipu-ctrl=pod001'},
+    {'name': 'pod002', 'host': '10.247.208.5', 'port': 8091, 'label': 'vipu-ctrl=pod002'},
+]
+
+
+def test_chosen_entry_is_resolved_on_the_node_with_its_name_and_label(run_module, hosts_file):
+    result = run_module('vipu_server', {'controllers': PODS, 'controller': 'pod001'}, no_vipu_cli())
+    assert result['vipu_server'] == {'host': '10.5.212.116', 'port': 8090, 'address': '10.5.212.116:8090',
+                                     'version': None, 'source': 'inventory', 'name': 'pod001',
+                                     'label': 'vipu-ctrl=pod001'}
+
+
+def test_no_choice_takes_the_first_entry_and_the_default_label(run_module, hosts_file):
+    pods = [{'name': 'pod001', 'host': '10.5.212.116'}]
+    result = run_module('vipu_server', {'controllers': pods, 'label': 'graphcore.ai/ipu=yes'}, no_vipu_cli())
+    assert (result['vipu_server']['name'], result['vipu_server']['label']) == ('pod001', 'graphcore.ai/ipu=yes')
+
+
+def test_the_list_wins_over_the_cli(run_module):
+    commands = vipu_cli('{"version": "1.18.0", "host": "10.9.9.9:8090"}')
+    result = run_module('vipu_server', {'controllers': PODS, 'controller': 'pod002'}, commands)
+    assert result['vipu_server']['address'] == '10.247.208.5:8091' and commands.calls == []
+
+
+def test_unknown_choice_is_refused_naming_the_names(run_module):
+    with pytest.raises(ModuleFail, match="ipu_k8s_vipu_controller 'pod009' names no entry of "
+                                         r"ipu_k8s_vipu_controllers \(names: pod001, pod002\)"):
+        run_module('vipu_server', {'controllers': PODS, 'controller': 'pod009'}, no_vipu_cli())
+
+
+def test_bad_entry_is_refused_even_when_another_is_chosen(run_module):
+    pods = PODS + [{'name': 'pod003', 'host': '10.5.213.10:8090'}]
+    with pytest.raises(ModuleFail, match=r"ipu_k8s_vipu_controllers\[2\] \(pod003\): host '10.5.213.10:8090' "
+                                         "carries a port: write host: 10.5.213.10 and port: 8090"):
+        run_module('vipu_server', {'controllers': pods, 'controller': 'pod001'}, no_vipu_cli())
+
+
+def test_name_that_does_not_resolve_names_the_inventory_as_its_source(run_module, hosts_file):
+    pods = [{'name': 'pod001', 'host': 'vipu-ctrl.pod009.example'}]
+    with pytest.raises(ModuleFail, match=r"cannot resolve 'vipu-ctrl.pod009.example'.*\[the name came from "
+                                         r"ipu_k8s_vipu_controllers\]"):
+        run_module('vipu_server', {'controllers': pods}, no_vipu_cli())
+
+
+def test_address_and_controllers_together_are_refused(run_module):
+    with pytest.raises(ModuleFail, match='mutually exclusive'):
+        run_module('vipu_server', {'address': '10.5.212.116', 'controllers': PODS}, no_vipu_cli())
+
+
+def test_bad_default_label_is_refused(run_module):
+    with pytest.raises(ModuleFail, match="label 'ipunode' \\(ipu_k8s_ipu_node_label\\) is not key=value"):
+        run_module('vipu_server', {'address': '10.5.212.116', 'label': 'ipunode'}, no_vipu_cli())

