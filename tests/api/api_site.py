@@ -212,29 +212,19 @@ class Site:
         return wrapper
 
     def make_network_operator_chart(self, version: str, marker: str) -> Path:
-        crds = sorted((SCHEMAS / 'network_operator').glob('mellanox.com_*.yaml'))
+        """The stand-in chart, carrying the real CRDs that chart 25.4.0 (the row the role
+        picks for the default Kubernetes version) ships in its crds/ directory."""
+        release = yaml.safe_load((SCHEMAS / 'network_operator' / 'releases.yaml').read_text())['releases']['25.4.0']
+        crds = [SCHEMAS / 'network_operator' / crd['file'] for crd in release['crds'].values()
+                if crd['path'].startswith('deployment/network-operator/crds/')]
         return _chart(self.dir / 'charts' / marker, 'network-operator', version, crds,
                       {'deployment.yaml': DEPLOYMENT % {'name': '{{ .Release.Name }}', 'marker': marker}})
 
     def make_ipu_operator_chart(self) -> Path:
-        real = SCHEMAS / 'ipu_operator' / 'ipujobs.graphcore.ai-1.2.0.yaml'
-        crd = real if real.exists() else self._ipujob_crd_stand_in()
+        crd = SCHEMAS / 'ipu_operator' / 'ipujobs.graphcore.ai-1.2.0.yaml'
         return _chart(self.dir / 'charts', 'ipu-operator', '1.2.0', [crd],
                       {'deployment.yaml': DEPLOYMENT % {'name': '{{ .Release.Name }}-controller-manager',
                                                         'marker': '1'}})
-
-    def _ipujob_crd_stand_in(self) -> Path:
-        """Only while the real IPUJob CRD is not stored in tests/schemas/ipu_operator."""
-        path = self.dir / 'ipujobs.graphcore.ai.yaml'
-        path.write_text(yaml.safe_dump({
-            'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
-            'metadata': {'name': 'ipujobs.graphcore.ai'},
-            'spec': {'group': 'graphcore.ai', 'scope': 'Namespaced',
-                     'names': {'kind': 'IPUJob', 'plural': 'ipujobs', 'singular': 'ipujob', 'listKind': 'IPUJobList'},
-                     'versions': [{'name': 'v1alpha1', 'served': True, 'storage': True,
-                                   'schema': {'openAPIV3Schema': {'type': 'object',
-                                                                  'x-kubernetes-preserve-unknown-fields': True}}}]}}))
-        return path
 
     def inventory(self) -> dict:
         ipu_host = {node: {'ansible_python_interpreter': str(self.interpreters[node])} for node in IPU_NODES}
@@ -252,7 +242,10 @@ class Site:
                 'helm_cache_dir': str(self.dir / 'helm-cache'),
                 'network_operator_chart_local_path': str(self.network_operator_chart),
                 'network_operator_wait_timeout': 120,
+                'network_operator_chart_cache_dir': str(self.dir / 'network-operator-charts'),
                 'ipu_operator_chart_local_path': str(self.ipu_operator_chart),
+                # the stand-in chart's own sha256 in place of the real archive's pin
+                'ipu_operator_charts': self._ipu_operator_charts(),
                 'ipu_operator_work_dir': str(self.dir / 'ipu-operator'),
                 'ipu_operator_verify_timeout': 120,
                 'ipu_operator_helm_timeout': '2m',
@@ -276,6 +269,12 @@ class Site:
                 'ipu_nodes': {'hosts': {node: {} for node in IPU_NODES}},
             },
         }}
+
+    def _ipu_operator_charts(self) -> dict:
+        charts = yaml.safe_load((ROOT / 'roles' / 'ipu_operator' / 'defaults' / 'main.yml').read_text())[
+            'ipu_operator_charts']
+        charts['1.2.0']['sha256'] = hashlib.sha256(self.ipu_operator_chart.read_bytes()).hexdigest()
+        return charts
 
     def make_client_venv(self) -> None:
         """The client virtualenv, made by the real k8s_client_venv module (an ad-hoc run on

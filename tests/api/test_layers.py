@@ -184,7 +184,8 @@ def _report_rows(site) -> list[dict]:
 
 
 def test_verify_fails_the_rdma_resource_row_before_the_device_plugin_reports_it(site):
-    run = site.play('verify.yml', '--tags', 'verify_cluster')
+    # The test pod cannot be scheduled either: give it 20 s, not the site's timeout.
+    run = site.play('verify.yml', '--tags', 'verify_cluster', extra_vars={'verify_test_pod_timeout': 20})
     assert run.rc != 0, 'verify passed although no node advertises the RDMA resource'
     rows = [r for r in _report_rows(site) if r['check'] == RDMA_RESOURCE + ' allocatable']
     assert {r['host']: r['status'] for r in rows} == {node: 'FAIL' for node in IPU_NODES}, rows
