@@ -62,7 +62,7 @@ class Api:
         while time.monotonic() < deadline:
             crd = self.get('apiextensions.k8s.io/v1', 'CustomResourceDefinition', name)
             if crd and any(c['type'] == 'Established' and c['status'] == 'True'
-                           for c in crd.get('status', {}).get('conditions', [])):
+                           for c in (crd.get('status') or {}).get('conditions') or []):
                 self.dynamic.resources.invalidate_cache()
                 return
             time.sleep(0.5)

@@ -152,6 +152,12 @@ spec:
           image: registry.invalid/stand-in/%(name)s:%(marker)s
           readinessProbe:
             httpGet: {path: /readyz, port: 8081}
+%(extra)s"""
+
+
+# The real IPU Operator chart's second container (the image its role rewrites).
+KUBE_RBAC_PROXY = """        - name: kube-rbac-proxy
+          image: gcr.io/kubebuilder/kube-rbac-proxy:v0.8.0
 """
 
 
@@ -218,13 +224,13 @@ class Site:
         crds = [SCHEMAS / 'network_operator' / crd['file'] for crd in release['crds'].values()
                 if crd['path'].startswith('deployment/network-operator/crds/')]
         return _chart(self.dir / 'charts' / marker, 'network-operator', version, crds,
-                      {'deployment.yaml': DEPLOYMENT % {'name': '{{ .Release.Name }}', 'marker': marker}})
+                      {'deployment.yaml': DEPLOYMENT % {'name': '{{ .Release.Name }}', 'marker': marker, 'extra': ''}})
 
     def make_ipu_operator_chart(self) -> Path:
         crd = SCHEMAS / 'ipu_operator' / 'ipujobs.graphcore.ai-1.2.0.yaml'
         return _chart(self.dir / 'charts', 'ipu-operator', '1.2.0', [crd],
                       {'deployment.yaml': DEPLOYMENT % {'name': '{{ .Release.Name }}-controller-manager',
-                                                        'marker': '1'}})
+                                                        'marker': '1', 'extra': KUBE_RBAC_PROXY}})
 
     def inventory(self) -> dict:
         ipu_host = {node: {'ansible_python_interpreter': str(self.interpreters[node])} for node in IPU_NODES}

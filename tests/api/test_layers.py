@@ -149,7 +149,9 @@ def test_ipu_operator_installs_crd_release_and_labels_only_the_ipu_nodes(site, a
 
 def test_ipu_operator_refuses_an_ipu_node_that_is_not_a_kubernetes_node(site, api):
     inventory = site.inventory()
-    inventory['all']['children']['ipu_nodes']['hosts']['poplar-09'] = {}
+    # poplar-09 is a Poplar server (its facts derive in poplar-01's namespace) that never joined.
+    inventory['all']['children']['ipu_nodes']['hosts']['poplar-09'] = {
+        'ansible_python_interpreter': str(site.interpreters['poplar-01'])}
     before = api.node_labels()
     run = site.play('ipu_operator.yml', inventory=inventory)
     assert run.rc != 0
@@ -243,7 +245,7 @@ def _check_reset_ran_only_its_api_part(run) -> None:
     tasks = ROOT / 'roles' / 'reset' / 'tasks'
     allowed = (_task_names(tasks / 'confirm.yml') | _task_names(tasks / 'cluster_objects.yml')
                | _task_names(ROOT / 'roles' / 'ipu_k8s' / 'tasks' / 'k8s_client.yml'))
-    ran = _reset_tasks_run(run)
+    ran = {n for n in _reset_tasks_run(run) if not n.startswith('Validating arguments against arg spec')}
     assert ran <= allowed, 'reset ran tasks outside its API part: %s' % sorted(ran - allowed)
     for node_part in ('kubeadm.yml', 'cni.yml', 'netfilter.yml', 'kubeconfig.yml'):
         assert not ran & _task_names(tasks / node_part), node_part
