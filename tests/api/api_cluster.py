@@ -1,0 +1,245 @@
+"""A throwaway Kubernetes v1.20.2 control plane and hollow nodes on 127.0.0.1.
+
+etcd, kube-apiserver, kube-controller-manager, kube-scheduler and one kubemark hollow
+kubelet per node, built by scripts/k8s-api/build. Every process listens on 127.0.0.1 only
+(ports picked free at start), keeps its state in the run's temp directory and is recorded
+in <run dir>/pids.json; stop() ends them by PID. sweep_stale() ends the processes of runs
+whose pytest process is gone (a run killed before its finalizer).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import yaml
+
+RUN_PREFIX = 'ipu-k8s-api-'
+K8S_VERSION = 'v1.20.2'
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        return Path('/proc/%d/cmdline' % pid).read_bytes().decode(errors='replace').split('\0')
+    except OSError:
+        return []
+
+
+def _kill(pid: int, binary: str) -> None:
+    """SIGTERM, then SIGKILL, a recorded process; only if it still runs the recorded binary
+    (a PID reused by another program is left alone)."""
+    if not _alive(pid) or (_cmdline(pid) or [''])[0] != binary:
+        return
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    for _ in range(50):
+        if not _alive(pid):
+            return
+        time.sleep(0.1)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def sweep_stale(base: Path | None = None) -> list[str]:
+    """End the processes of earlier runs whose owning pytest process is gone; remove their
+    directories. Returns the directories swept."""
+    base = Path(base or tempfile.gettempdir())
+    swept = []
+    for record in base.glob(RUN_PREFIX + '*/pids.json'):
+        try:
+            data = json.loads(record.read_text())
+        except (OSError, ValueError):
+            continue
+        if _alive(data.get('owner', 0)):
+            continue
+        for proc in reversed(data.get('processes', [])):
+            _kill(proc['pid'], proc['binary'])
+        shutil.rmtree(record.parent, ignore_errors=True)
+        swept.append(str(record.parent))
+    return swept
+
+
+class Cluster:
+    """start() -> running control plane + hollow nodes; stop() ends them by PID."""
+
+    def __init__(self, bin_dir: Path, nodes: list[str], base: Path | None = None):
+        self.bin = Path(bin_dir)
+        self.nodes = list(nodes)
+        self.dir = Path(tempfile.mkdtemp(prefix=RUN_PREFIX, dir=base))
+        self.pki = self.dir / 'pki'
+        self.kubeconfig = self.dir / 'admin.kubeconfig'
+        self.processes: list[dict] = []
+        self.port = free_port()
+        self.server = 'https://127.0.0.1:%d' % self.port
+
+    # -- processes -------------------------------------------------------------------------
+    def _record(self) -> None:
+        (self.dir / 'pids.json').write_text(json.dumps({'owner': os.getpid(), 'processes': self.processes}))
+
+    def _spawn(self, name: str, argv: list[str], env: dict | None = None) -> subprocess.Popen:
+        log = open(self.dir / ('%s.log' % name), 'ab')
+        run_env = {'PATH': '/usr/sbin:/usr/bin:/sbin:/bin', 'HOME': str(self.dir), 'TMPDIR': str(self.dir / 'tmp')}
+        run_env.update(env or {})
+        Path(run_env['TMPDIR']).mkdir(parents=True, exist_ok=True)
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                env=run_env, cwd=str(self.dir), start_new_session=True)
+        log.close()
+        self.processes.append({'name': name, 'pid': proc.pid, 'binary': argv[0]})
+        self._record()
+        return proc
+
+    def log_tail(self, name: str, lines: int = 30) -> str:
+        path = self.dir / ('%s.log' % name)
+        return '\n'.join(path.read_text(errors='replace').splitlines()[-lines:]) if path.exists() else ''
+
+    def stop(self) -> None:
+        for proc in reversed(self.processes):
+            _kill(proc['pid'], proc['binary'])
+        self.processes = []
+        self._record()
+
+    def remove(self) -> None:
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    # -- PKI and kubeconfig ----------------------------------------------------------------
+    def _openssl(self, *args: str) -> None:
+        subprocess.run(['openssl', *args], cwd=str(self.pki), check=True, capture_output=True)
+
+    def _make_pki(self) -> None:
+        self.pki.mkdir()
+        self._openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt',
+                      '-days', '2', '-subj', '/CN=ipu-k8s-test-ca')
+        (self.pki / 'apiserver.ext').write_text(
+            'subjectAltName=IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,'
+            'DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\n')
+        (self.pki / 'client.ext').write_text('extendedKeyUsage=clientAuth\n')
+        for name, subj, ext in (('apiserver', '/CN=kube-apiserver', 'apiserver.ext'),
+                                ('admin', '/O=system:masters/CN=ipu-k8s-test-admin', 'client.ext')):
+            self._openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', name + '.key', '-out', name + '.csr',
+                          '-subj', subj)
+            self._openssl('x509', '-req', '-in', name + '.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key',
+                          '-CAcreateserial', '-out', name + '.crt', '-days', '2', '-extfile', ext)
+        self._openssl('genrsa', '-out', 'sa.key', '2048')
+        self._openssl('rsa', '-in', 'sa.key', '-pubout', '-out', 'sa.pub')
+        self.kubeconfig.write_text(yaml.safe_dump({
+            'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'ipu-k8s-test',
+            'clusters': [{'name': 'ipu-k8s-test', 'cluster': {
+                'server': self.server, 'certificate-authority': str(self.pki / 'ca.crt')}}],
+            'users': [{'name': 'admin', 'user': {
+                'client-certificate': str(self.pki / 'admin.crt'), 'client-key': str(self.pki / 'admin.key')}}],
+            'contexts': [{'name': 'ipu-k8s-test', 'context': {'cluster': 'ipu-k8s-test', 'user': 'admin'}}],
+        }))
+
+    def ssl_context(self) -> ssl.SSLContext:
+        ctx = ssl.create_default_context(cafile=str(self.pki / 'ca.crt'))
+        ctx.load_cert_chain(str(self.pki / 'admin.crt'), str(self.pki / 'admin.key'))
+        return ctx
+
+    def get(self, path: str, timeout: float = 5) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(self.server + path, context=self.ssl_context(), timeout=timeout) as resp:
+                return resp.status, resp.read().decode()
+        except urllib.error.HTTPError as err:
+            return err.code, err.read().decode(errors='replace')
+
+    # -- start -----------------------------------------------------------------------------
+    def _wait(self, what: str, ready, timeout: float, log: str) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if ready():
+                    return
+            except OSError:
+                pass
+            dead = [p['name'] for p in self.processes if not _alive(p['pid'])]
+            if dead:
+                raise RuntimeError('%s exited while waiting for %s:\n%s' % (dead, what, self.log_tail(dead[0])))
+            time.sleep(0.5)
+        raise RuntimeError('%s not ready after %ss:\n%s' % (what, timeout, self.log_tail(log)))
+
+    def start(self) -> 'Cluster':
+        self._make_pki()
+        etcd_client, etcd_peer = free_port(), free_port()
+        self._spawn('etcd', [
+            str(self.bin / 'etcd'), '--name=test', '--data-dir=%s' % (self.dir / 'etcd'),
+            '--listen-client-urls=http://127.0.0.1:%d' % etcd_client,
+            '--advertise-client-urls=http://127.0.0.1:%d' % etcd_client,
+            '--listen-peer-urls=http://127.0.0.1:%d' % etcd_peer,
+            '--initial-advertise-peer-urls=http://127.0.0.1:%d' % etcd_peer,
+            '--initial-cluster=test=http://127.0.0.1:%d' % etcd_peer])
+        self._wait('etcd', lambda: socket.create_connection(('127.0.0.1', etcd_client), 1).close() is None,
+                   30, 'etcd')
+        pki = self.pki
+        self._spawn('kube-apiserver', [
+            str(self.bin / 'kube-apiserver'), '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1',
+            '--secure-port=%d' % self.port, '--insecure-port=0', '--cert-dir=%s' % (self.dir / 'apiserver'),
+            '--etcd-servers=http://127.0.0.1:%d' % etcd_client,
+            '--client-ca-file=%s' % (pki / 'ca.crt'),
+            '--tls-cert-file=%s' % (pki / 'apiserver.crt'), '--tls-private-key-file=%s' % (pki / 'apiserver.key'),
+            '--kubelet-client-certificate=%s' % (pki / 'admin.crt'),
+            '--kubelet-client-key=%s' % (pki / 'admin.key'),
+            '--service-account-key-file=%s' % (pki / 'sa.pub'),
+            '--service-account-signing-key-file=%s' % (pki / 'sa.key'),
+            '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+            '--service-cluster-ip-range=10.96.0.0/12', '--authorization-mode=Node,RBAC',
+            '--endpoint-reconciler-type=none', '--allow-privileged=true', '--profiling=false'])
+        self._wait('kube-apiserver', lambda: self.get('/readyz')[0] == 200, 90, 'kube-apiserver')
+        common = ['--kubeconfig=%s' % self.kubeconfig, '--leader-elect=false', '--port=0', '--secure-port=0']
+        self._spawn('kube-controller-manager', [
+            str(self.bin / 'kube-controller-manager'), *common,
+            '--service-account-private-key-file=%s' % (pki / 'sa.key'), '--root-ca-file=%s' % (pki / 'ca.crt'),
+            '--use-service-account-credentials=false', '--profiling=false'])
+        self._spawn('kube-scheduler', [str(self.bin / 'kube-scheduler'), *common, '--profiling=false'])
+        for node in self.nodes:
+            node_dir = self.dir / 'nodes' / node
+            node_dir.mkdir(parents=True)
+            self._spawn('node-' + node, [
+                str(self.bin / 'kubemark'), '--morph=kubelet', '--name=%s' % node,
+                '--kubeconfig=%s' % self.kubeconfig, '--kubelet-port=%d' % free_port(),
+                '--kubelet-read-only-port=0'],
+                env={'TMPDIR': str(node_dir), 'HOLLOW_NODE_IP': '127.0.0.1', 'HOLLOW_PROBES_SUCCEED': 'true'})
+        self._wait('hollow nodes Ready', self._nodes_ready, 120, 'node-' + self.nodes[-1])
+        self._wait('default service account', self._default_sa_token, 60, 'kube-controller-manager')
+        return self
+
+    def _nodes_ready(self) -> bool:
+        code, body = self.get('/api/v1/nodes')
+        if code != 200:
+            return False
+        ready = {n['metadata']['name'] for n in json.loads(body)['items']
+                 if any(c['type'] == 'Ready' and c['status'] == 'True' for c in n['status'].get('conditions', []))}
+        return set(self.nodes) <= ready
+
+    def _default_sa_token(self) -> bool:
+        code, body = self.get('/api/v1/namespaces/default/serviceaccounts/default')
+        return code == 200 and bool(json.loads(body).get('secrets'))

@@ -1,0 +1,289 @@
+"""The API-facing layers, run for real (playbooks/*.yml through ansible-playbook) against a
+real kube-apiserver v1.20.2 with hollow nodes, in journey order on one server: each layer
+twice (the second run changes nothing), with the refusals and timeouts a site can meet.
+
+The tests of this module build on each other (the order of a site's journey): a failure
+early makes the later ones fail too; read the first one.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+
+from api_site import CONTROL_PLANE, IPU_NODES, NODES, RDMA_INTERFACE, ROOT, VIPU_LABEL
+from api_client import Api, advertise_rdma_resource, helm, play_macvlan_operator, play_network_operator, releases
+
+NETWORK_OPERATOR_NS = 'network-operator'
+IPU_OPERATOR_NS = 'ipu-operator'
+RDMA_RESOURCE = 'rdma/rdma_shared_device_a'
+
+
+@pytest.fixture(scope='module')
+def api(cluster):
+    return Api(cluster.kubeconfig)
+
+
+def _network_operator_run(site, api, *args, **kwargs):
+    """playbooks/network_operator.yml while the test plays the operator in a thread."""
+    stop = threading.Event()
+    operator = threading.Thread(target=play_network_operator, args=(Api(api.kubeconfig), NETWORK_OPERATOR_NS, stop),
+                                daemon=True)
+    operator.start()
+    try:
+        return site.play('network_operator.yml', *args, **kwargs)
+    finally:
+        stop.set()
+        operator.join(timeout=10)
+
+
+def _client_version(python) -> str:
+    return subprocess.run([str(python), '-c', 'import kubernetes; print(kubernetes.__version__)'],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+# --- helm role + network operator ---------------------------------------------------------
+
+def test_network_operator_installs_helm_the_release_and_the_policy(site, api):
+    run = _network_operator_run(site, api).assert_ok()
+    assert (site.helm_install_dir / 'helm').exists(), 'the helm role installed no helm'
+    # The control plane's system python has the old client (Ubuntu 22.04's 12.0.1); the
+    # layer made its own virtualenv with the pinned client and its API tasks ran with it.
+    assert _client_version(site.system_python) == '12.0.1'
+    pinned = yaml.safe_load((ROOT / 'roles' / 'ipu_k8s' / 'defaults' / 'main.yml').read_text())[
+        'ipu_k8s_client_requirements']
+    assert 'kubernetes==' + _client_version(site.client_venv / 'bin' / 'python3') in pinned
+    assert any(t.startswith(f'{CONTROL_PLANE}: ') and 'Keep the Kubernetes client virtualenv' in t
+               for t in run.changed_tasks()), run.changed_tasks()
+    assert f'{CONTROL_PLANE}: helm : Install the helm binary' in run.changed_tasks()
+    release = releases(site)[f'{NETWORK_OPERATOR_NS}/network-operator']
+    assert (release['status'], release['chart']) == ('deployed', 'network-operator-25.4.0')
+    # The server registered the real CRDs the chart carries and accepted the rendered policy.
+    for crd in ('nicclusterpolicies.mellanox.com', 'macvlannetworks.mellanox.com'):
+        assert api.get('apiextensions.k8s.io/v1', 'CustomResourceDefinition', crd), crd
+    policy = api.get('mellanox.com/v1alpha1', 'NicClusterPolicy', 'nic-cluster-policy')
+    assert policy['spec']['rdmaSharedDevicePlugin']['image'] == 'k8s-rdma-shared-dev-plugin'
+    config = json.loads(policy['spec']['rdmaSharedDevicePlugin']['config'])
+    assert config['configList'][0]['resourceName'] == 'rdma_shared_device_a'
+    deployment = api.get('apps/v1', 'Deployment', 'network-operator', NETWORK_OPERATOR_NS)
+    assert deployment['status']['availableReplicas'] == 1
+
+
+def test_network_operator_second_run_changes_nothing(site, api):
+    _network_operator_run(site, api).assert_unchanged()
+    assert releases(site)[f'{NETWORK_OPERATOR_NS}/network-operator']['revision'] == 1
+
+
+def test_network_operator_upgrades_the_release_to_a_new_chart(site, api):
+    new_chart = site.make_network_operator_chart('25.4.1', '2')
+    run = _network_operator_run(site, api, extra_vars={'network_operator_chart_local_path': str(new_chart)})
+    run.assert_ok()
+    assert any('Install the NVIDIA Network Operator chart' in t for t in run.changed_tasks()), run.changed_tasks()
+    release = releases(site)[f'{NETWORK_OPERATOR_NS}/network-operator']
+    assert (release['revision'], release['chart']) == (2, 'network-operator-25.4.1')
+    deployment = api.get('apps/v1', 'Deployment', 'network-operator', NETWORK_OPERATOR_NS)
+    assert deployment['metadata']['labels']['revision-marker'] == '2'
+    assert deployment['status'].get('availableReplicas') == 1, 'helm --wait returned before the upgrade was up'
+    site.extra_vars['network_operator_chart_local_path'] = str(new_chart)
+    _network_operator_run(site, api).assert_unchanged()
+
+
+def test_a_malformed_nicclusterpolicy_is_refused_by_the_server(site, api):
+    defaults = yaml.safe_load((ROOT / 'roles' / 'network_operator' / 'defaults' / 'main.yml').read_text())
+    table = copy.deepcopy(defaults['network_operator_chart_table'])
+    for row in table:
+        if 'images' in row:
+            row['images']['rdma_shared_device_plugin']['image'] = '!!!'
+    run = _network_operator_run(site, api, extra_vars={'network_operator_chart_table': table})
+    assert run.rc != 0
+    failures = ' '.join(run.failures())
+    assert 'spec.rdmaSharedDevicePlugin.image' in failures and '!!!' in failures, failures
+    policy = api.get('mellanox.com/v1alpha1', 'NicClusterPolicy', 'nic-cluster-policy')
+    assert policy['spec']['rdmaSharedDevicePlugin']['image'] == 'k8s-rdma-shared-dev-plugin', 'a refused policy changed it'
+
+
+# --- RDMA network -------------------------------------------------------------------------
+
+def test_rdma_network_without_the_operator_fails_after_its_timeout_naming_what_is_missing(site, api):
+    run = site.play('rdma_network.yml', extra_vars={'rdma_network_wait_timeout': 10})
+    assert run.rc != 0
+    messages = ' '.join(run.failures())
+    assert 'MacvlanNetwork rdma-net was not ready after 10s' in messages, messages
+    assert 'network operator' in messages.lower()
+    # The facts came from the IPU nodes' own routes (their namespaces), and the object
+    # the layer applied passed the real CRD's schema.
+    facts = run.results('Derive the RDMA interface, subnet, MTU and excluded range')
+    assert {h: r['ansible_facts']['rdma_network']['interface'] for h, r in facts.items()} == \
+        {node: RDMA_INTERFACE for node in IPU_NODES}
+    macvlan = api.get('mellanox.com/v1alpha1', 'MacvlanNetwork', 'rdma-net')
+    assert macvlan['spec']['master'] == RDMA_INTERFACE
+    assert json.loads(macvlan['spec']['ipam'])['range'] == '10.247.208.0/23'
+
+
+def test_rdma_network_passes_when_the_operator_answers_and_reruns_unchanged(site, api):
+    play_macvlan_operator(api, 'rdma-net', 'default', site.cni_dir)
+    site.play('rdma_network.yml').assert_ok()
+    site.play('rdma_network.yml').assert_unchanged()
+
+
+# --- IPU operator -------------------------------------------------------------------------
+
+def test_ipu_operator_installs_crd_release_and_labels_only_the_ipu_nodes(site, api):
+    run = site.play('ipu_operator.yml').assert_ok()
+    assert api.get('apiextensions.k8s.io/v1', 'CustomResourceDefinition', 'ipujobs.graphcore.ai')
+    release = releases(site)[f'{IPU_OPERATOR_NS}/ipu-operator']
+    assert (release['status'], release['chart']) == ('deployed', 'ipu-operator-1.2.0')
+    key, value = VIPU_LABEL.split('=')
+    labels = api.node_labels()
+    assert {n for n in NODES if labels[n].get(key) == value} == set(IPU_NODES), labels
+    assert key not in labels[CONTROL_PLANE], 'the control-plane node was labelled'
+    assert any('Label each IPU node' in t for t in run.changed_tasks())
+    site.play('ipu_operator.yml').assert_unchanged()
+
+
+def test_ipu_operator_refuses_an_ipu_node_that_is_not_a_kubernetes_node(site, api):
+    inventory = site.inventory()
+    # poplar-09 is a Poplar server (its facts derive in poplar-01's namespace) that never joined.
+    inventory['all']['children']['ipu_nodes']['hosts']['poplar-09'] = {
+        'ansible_python_interpreter': str(site.interpreters['poplar-01'])}
+    before = api.node_labels()
+    run = site.play('ipu_operator.yml', inventory=inventory)
+    assert run.rc != 0
+    messages = ' '.join(run.failures())
+    assert 'poplar-09' in messages and 'not Kubernetes nodes' in messages, messages
+    assert api.node_labels() == before, 'a node was patched although one IPU node is missing'
+
+
+# --- verify's cluster checks --------------------------------------------------------------
+
+def _report_rows(site) -> list[dict]:
+    reports = sorted(site.report_dir.glob('*.json'), key=lambda p: p.stat().st_mtime)
+    assert reports, 'verify wrote no JSON report in %s' % site.report_dir
+
+    def rows(node):
+        if isinstance(node, list):
+            if node and all(isinstance(r, dict) and {'check', 'status'} <= set(r) for r in node):
+                return node
+            for item in node:
+                found = rows(item)
+                if found:
+                    return found
+        if isinstance(node, dict):
+            for item in node.values():
+                found = rows(item)
+                if found:
+                    return found
+        return []
+    found = rows(json.loads(reports[-1].read_text()))
+    reports[-1].unlink()
+    return found
+
+
+def test_verify_fails_the_rdma_resource_row_before_the_device_plugin_reports_it(site):
+    # The test pod cannot be scheduled either: give it 20 s, not the site's timeout.
+    run = site.play('verify.yml', '--tags', 'verify_cluster', extra_vars={'verify_test_pod_timeout': 20})
+    assert run.rc != 0, 'verify passed although no node advertises the RDMA resource'
+    rows = [r for r in _report_rows(site) if r['check'] == RDMA_RESOURCE + ' allocatable']
+    assert {r['host']: r['status'] for r in rows} == {node: 'FAIL' for node in IPU_NODES}, rows
+
+
+def test_verify_cluster_checks_pass_on_hollow_nodes_and_skip_what_needs_exec(site, api):
+    for node in IPU_NODES:
+        advertise_rdma_resource(api, node, RDMA_RESOURCE)
+    site.play('verify.yml', '--tags', 'verify_cluster').assert_ok()
+    rows = _report_rows(site)
+    by_check = {}
+    for row in rows:
+        by_check.setdefault(row['check'], []).append(row)
+    assert [r['status'] for r in by_check['nodes Ready']] == ['PASS']
+    assert {r['host']: r['status'] for r in by_check[RDMA_RESOURCE + ' allocatable']} == \
+        {node: 'PASS' for node in IPU_NODES}
+    pod_row = [r for c, rs in by_check.items() if c.startswith('RDMA test pod Ready') for r in rs]
+    assert [r['status'] for r in pod_row] == ['PASS'], pod_row
+    assert 'hostNetwork false' in pod_row[0]['observed']
+    exec_rows = [r for r in rows if r['check'].startswith('test pod ')]
+    assert len(exec_rows) == 3 and all(r['status'] == 'SKIP' for r in exec_rows), exec_rows
+    assert all('fakeRuntime' in r['observed'] and 'exec' in r['observed'] for r in exec_rows), exec_rows
+    operator_rows = [r for r in rows if 'Operator' in r['check']]
+    assert operator_rows and all(r['status'] == 'PASS' for r in operator_rows), operator_rows
+    assert not [r for r in rows if r['status'] == 'FAIL'], rows
+    # The test pod ran where the layers said: an IPU node, as uid 1000, not privileged.
+    site.play('verify.yml', '--tags', 'verify_cluster').assert_unchanged()
+
+
+# --- reset (its API part only) ------------------------------------------------------------
+
+RESET_ARGS = ('--tags', 'reset_cluster_objects')
+
+
+def _task_names(path: Path) -> set[str]:
+    """Names of the tasks of a task file, blocks included."""
+    names = set()
+
+    def walk(tasks):
+        for task in tasks or []:
+            names.add(task['name'])
+            for key in ('block', 'rescue', 'always'):
+                walk(task.get(key))
+    walk(yaml.safe_load(path.read_text()))
+    return names
+
+
+def _reset_tasks_run(run) -> set[str]:
+    return {e['task']['name'].split(' : ', 1)[-1] for p in run.data['plays'] for e in p['tasks']}
+
+
+def _check_reset_ran_only_its_api_part(run) -> None:
+    """With --tags reset_cluster_objects: its confirmation, its cluster objects part and the
+    shared client task file, nothing of kubeadm, CNI, netfilter or kubeconfig (this host's)."""
+    tasks = ROOT / 'roles' / 'reset' / 'tasks'
+    allowed = (_task_names(tasks / 'confirm.yml') | _task_names(tasks / 'cluster_objects.yml')
+               | _task_names(ROOT / 'roles' / 'ipu_k8s' / 'tasks' / 'k8s_client.yml'))
+    ran = {n for n in _reset_tasks_run(run) if not n.startswith('Validating arguments against arg spec')}
+    assert ran <= allowed, 'reset ran tasks outside its API part: %s' % sorted(ran - allowed)
+    for node_part in ('kubeadm.yml', 'cni.yml', 'netfilter.yml', 'kubeconfig.yml'):
+        assert not ran & _task_names(tasks / node_part), node_part
+
+
+def test_reset_refuses_without_confirmation(site, api):
+    before = api.snapshot()
+    run = site.play('reset.yml', *RESET_ARGS)
+    assert run.rc != 0
+    assert any('reset_confirm=true' in m for m in run.failures()), run.failures()
+    assert api.snapshot() == before
+
+
+def test_reset_removes_exactly_the_projects_releases_and_custom_resources(site, api):
+    # A bystander release and MacvlanNetwork that are not the project's.
+    proc = helm(site, 'install', 'bystander', str(site.ipu_operator_chart), '--namespace', 'bystander',
+                '--create-namespace', '--skip-crds')
+    assert proc.returncode == 0, proc.stderr
+    other = api.get('mellanox.com/v1alpha1', 'MacvlanNetwork', 'rdma-net')
+    other = {'apiVersion': other['apiVersion'], 'kind': other['kind'], 'metadata': {'name': 'other-net'},
+             'spec': other['spec']}
+    api.apply(other)
+    job = {'apiVersion': 'graphcore.ai/v1alpha1', 'kind': 'IPUJob',
+           'metadata': {'name': 'left-over', 'namespace': 'default'}, 'spec': {}}
+    try:
+        api.apply(job)
+        made_job = True
+    except Exception:  # a real IPUJob schema may require more than an empty spec
+        made_job = False
+
+    run = site.play('reset.yml', *RESET_ARGS, extra_vars={'reset_confirm': True}).assert_ok()
+    _check_reset_ran_only_its_api_part(run)
+    assert 'Delete the custom resources' in _reset_tasks_run(run)
+    left = releases(site)
+    assert set(left) == {'bystander/bystander'}, left
+    assert api.get('mellanox.com/v1alpha1', 'NicClusterPolicy', 'nic-cluster-policy') is None
+    assert api.names('mellanox.com/v1alpha1', 'MacvlanNetwork') == ['other-net']
+    if made_job:
+        assert api.names('graphcore.ai/v1alpha1', 'IPUJob') == []
+    _check_reset_ran_only_its_api_part(
+        site.play('reset.yml', *RESET_ARGS, extra_vars={'reset_confirm': True}).assert_unchanged())
