@@ -47,8 +47,10 @@ VERSIONS = {
     '1.29': '1.29.12',
     '1.30': '1.30.8',
     '1.31': '1.31.14',
-    '1.32': None,
+    '1.32': '1.32.13',
     '1.33': '1.33.1',
+    '1.34': '1.34.7',
+    '1.35': None,
 }
 EXPECTED_KUBEADM_API = {
     '1.24': 'kubeadm.k8s.io/v1beta3',
@@ -58,6 +60,8 @@ EXPECTED_KUBEADM_API = {
     '1.31': 'kubeadm.k8s.io/v1beta4',
     '1.32': 'kubeadm.k8s.io/v1beta4',
     '1.33': 'kubeadm.k8s.io/v1beta4',
+    '1.34': 'kubeadm.k8s.io/v1beta4',
+    '1.35': 'kubeadm.k8s.io/v1beta4',
 }
 EXPECTED_CALICO = {
     '1.24': 'v3.26.5',
@@ -67,6 +71,8 @@ EXPECTED_CALICO = {
     '1.31': 'v3.30.7',
     '1.32': 'v3.31.7',
     '1.33': 'v3.31.7',
+    '1.34': 'v3.31.7',
+    '1.35': 'v3.31.7',
 }
 
 # Top-level fields of each kubeadm kind, per configuration API version (kubernetes.io

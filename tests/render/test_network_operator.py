@@ -367,7 +367,7 @@ def test_role_entry_points_have_argument_specs(role):
 
 def test_values_template_renders_for_the_site_defaults_without_overrides():
     text = render_role_template('network_operator', 'values.yaml.j2')
-    assert 'chart 25.4.0' in text.splitlines()[0]
+    assert 'chart 26.1.2' in text.splitlines()[0]
 
 
 # --- verified chart archives, RDMA plugin restart ---------------------------------------------
