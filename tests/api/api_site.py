@@ -240,6 +240,9 @@ class Site:
                 'ansible_become': False,
                 # the site: the test server, paths in temp directories
                 'ipu_k8s_kubeconfig': str(self.cluster.kubeconfig),
+                # The stand-in Network Operator chart carries release 25.4.0's CRDs, so the
+                # site runs a Kubernetes minor that the 25.4.0 row (Whereabouts IPAM) serves.
+                'ipu_k8s_kubernetes_version': '1.32.13',
                 'ipu_k8s_vipu_controllers': [{'name': 'pod001', 'host': VIPU_ADDRESS, 'label': VIPU_LABEL}],
                 'helm_version': self.helm_version.lstrip('v').split('+')[0],
                 'helm_tarball_local_path': str(self.helm_tarball),
