@@ -16,12 +16,12 @@ import json
 import os
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 import yaml
+
+from json_api import JsonApi
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
@@ -59,59 +59,31 @@ def ubuntu_2204_python(tmp_path_factory):
     return python
 
 
-class NamespaceApi:
+class NamespaceApi(JsonApi):
     """Enough of the core/v1 API for kubernetes.core.k8s_info of one Namespace."""
+
+    ANSWERS = {
+        '/version': {'major': '1', 'minor': '33', 'gitVersion': 'v1.33.5'},
+        '/api': {'kind': 'APIVersions', 'versions': ['v1'], 'serverAddressByClientCIDRs': []},
+        '/apis': {'kind': 'APIGroupList', 'apiVersion': 'v1', 'groups': []},
+        '/api/v1': {'kind': 'APIResourceList', 'groupVersion': 'v1', 'resources': [
+            {'name': 'namespaces', 'singularName': 'namespace', 'namespaced': False,
+             'kind': 'Namespace', 'verbs': ['get', 'list', 'watch']}]},
+        '/api/v1/namespaces/kube-system': {
+            'apiVersion': 'v1', 'kind': 'Namespace',
+            'metadata': {'name': 'kube-system', 'uid': 'uid-kube-system', 'resourceVersion': '7'},
+            'status': {'phase': 'Active'}},
+    }
 
     def __init__(self):
         self.requests = []
-        api = self
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def _send(self, code, body):
-                data = json.dumps(body).encode()
-                self.send_response(code)
-                self.send_header('Content-Type', 'application/json')
-                self.send_header('Content-Length', str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self):  # noqa: N802 (http.server naming)
-                path = self.path.split('?')[0].rstrip('/')
-                api.requests.append((path, self.headers.get('User-Agent', '')))
-                answers = {
-                    '/version': {'major': '1', 'minor': '33', 'gitVersion': 'v1.33.5'},
-                    '/api': {'kind': 'APIVersions', 'versions': ['v1'], 'serverAddressByClientCIDRs': []},
-                    '/apis': {'kind': 'APIGroupList', 'apiVersion': 'v1', 'groups': []},
-                    '/api/v1': {'kind': 'APIResourceList', 'groupVersion': 'v1', 'resources': [
-                        {'name': 'namespaces', 'singularName': 'namespace', 'namespaced': False,
-                         'kind': 'Namespace', 'verbs': ['get', 'list', 'watch']}]},
-                    '/api/v1/namespaces/kube-system': {
-                        'apiVersion': 'v1', 'kind': 'Namespace',
-                        'metadata': {'name': 'kube-system', 'uid': 'uid-kube-system', 'resourceVersion': '7'},
-                        'status': {'phase': 'Active'}},
-                }
-                if path in answers:
-                    return self._send(200, answers[path])
-                return self._send(404, {'kind': 'Status', 'code': 404, 'message': 'no %s here' % path})
-
-        self.server = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
-        self.url = 'http://127.0.0.1:%d' % self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def kubeconfig(self, path):
-        path.write_text(yaml.safe_dump({
-            'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'test',
-            'clusters': [{'name': 'test', 'cluster': {'server': self.url}}],
-            'users': [{'name': 'test', 'user': {'token': 'test'}}],
-            'contexts': [{'name': 'test', 'context': {'cluster': 'test', 'user': 'test'}}]}))
-        return path
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+    def answer(self, path, query, headers):
+        self.requests.append((path, headers.get('User-Agent', '')))
+        if path in self.ANSWERS:
+            return 200, self.ANSWERS[path]
+        return 404, {'kind': 'Status', 'code': 404, 'message': 'no %s here' % path}
 
 
 @pytest.fixture(scope='module')

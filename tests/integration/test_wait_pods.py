@@ -9,13 +9,12 @@ import json
 import os
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, urlparse
 
 import pytest
 import yaml
+
+from json_api import JsonApi, not_found
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
@@ -47,102 +46,70 @@ def workload(kind, name, namespace, labels, count):
             'spec': spec, 'status': status}
 
 
-class Api:
+class Api(JsonApi):
     """Discovery, Deployments, DaemonSets and Pods (label and status.phase field selectors)."""
+
+    STATIC = {
+        '/version': {'major': '1', 'minor': '33', 'gitVersion': 'v1.33.5'},
+        '/api': {'kind': 'APIVersions', 'versions': ['v1'], 'serverAddressByClientCIDRs': []},
+        '/apis': {'kind': 'APIGroupList', 'apiVersion': 'v1', 'groups': [
+            {'name': 'apps', 'versions': [{'groupVersion': 'apps/v1', 'version': 'v1'}],
+             'preferredVersion': {'groupVersion': 'apps/v1', 'version': 'v1'}},
+            {'name': 'mellanox.com', 'versions': [{'groupVersion': 'mellanox.com/v1alpha1',
+                                                   'version': 'v1alpha1'}],
+             'preferredVersion': {'groupVersion': 'mellanox.com/v1alpha1', 'version': 'v1alpha1'}}]},
+        '/apis/mellanox.com/v1alpha1': {
+            'kind': 'APIResourceList', 'groupVersion': 'mellanox.com/v1alpha1', 'resources': [
+                {'name': 'macvlannetworks', 'singularName': 'macvlannetwork', 'namespaced': False,
+                 'kind': 'MacvlanNetwork', 'verbs': ['get', 'list', 'watch']}]},
+        '/api/v1': {'kind': 'APIResourceList', 'groupVersion': 'v1', 'resources': [
+            {'name': 'pods', 'singularName': 'pod', 'namespaced': True, 'kind': 'Pod',
+             'verbs': ['get', 'list', 'watch']}]},
+        '/apis/apps/v1': {'kind': 'APIResourceList', 'groupVersion': 'apps/v1', 'resources': [
+            {'name': 'deployments', 'singularName': 'deployment', 'namespaced': True,
+             'kind': 'Deployment', 'verbs': ['get', 'list', 'watch']},
+            {'name': 'daemonsets', 'singularName': 'daemonset', 'namespaced': True,
+             'kind': 'DaemonSet', 'verbs': ['get', 'list', 'watch']}]},
+    }
 
     def __init__(self):
         self.objects = []
         self.queries = []
-        api = self
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def _send(self, code, body):
-                data = json.dumps(body).encode()
-                self.send_response(code)
-                self.send_header('Content-Type', 'application/json')
-                self.send_header('Content-Length', str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self):  # noqa: N802 (http.server naming)
-                url = urlparse(self.path)
-                path, query = url.path.rstrip('/'), parse_qs(url.query)
-                static = {
-                    '/version': {'major': '1', 'minor': '33', 'gitVersion': 'v1.33.5'},
-                    '/api': {'kind': 'APIVersions', 'versions': ['v1'], 'serverAddressByClientCIDRs': []},
-                    '/apis': {'kind': 'APIGroupList', 'apiVersion': 'v1', 'groups': [
-                        {'name': 'apps', 'versions': [{'groupVersion': 'apps/v1', 'version': 'v1'}],
-                         'preferredVersion': {'groupVersion': 'apps/v1', 'version': 'v1'}},
-                        {'name': 'mellanox.com', 'versions': [{'groupVersion': 'mellanox.com/v1alpha1',
-                                                               'version': 'v1alpha1'}],
-                         'preferredVersion': {'groupVersion': 'mellanox.com/v1alpha1', 'version': 'v1alpha1'}}]},
-                    '/apis/mellanox.com/v1alpha1': {
-                        'kind': 'APIResourceList', 'groupVersion': 'mellanox.com/v1alpha1', 'resources': [
-                            {'name': 'macvlannetworks', 'singularName': 'macvlannetwork', 'namespaced': False,
-                             'kind': 'MacvlanNetwork', 'verbs': ['get', 'list', 'watch']}]},
-                    '/api/v1': {'kind': 'APIResourceList', 'groupVersion': 'v1', 'resources': [
-                        {'name': 'pods', 'singularName': 'pod', 'namespaced': True, 'kind': 'Pod',
-                         'verbs': ['get', 'list', 'watch']}]},
-                    '/apis/apps/v1': {'kind': 'APIResourceList', 'groupVersion': 'apps/v1', 'resources': [
-                        {'name': 'deployments', 'singularName': 'deployment', 'namespaced': True,
-                         'kind': 'Deployment', 'verbs': ['get', 'list', 'watch']},
-                        {'name': 'daemonsets', 'singularName': 'daemonset', 'namespaced': True,
-                         'kind': 'DaemonSet', 'verbs': ['get', 'list', 'watch']}]},
-                }
-                if path in static:
-                    return self._send(200, static[path])
-                parts = path.split('/')
-                if path.startswith('/apis/mellanox.com/v1alpha1/macvlannetworks/'):
-                    found = [o for o in api.objects if o['kind'] == 'MacvlanNetwork'
-                             and o['metadata']['name'] == parts[-1]]
-                    if found:
-                        return self._send(200, found[0])
-                    return self._send(404, {'kind': 'Status', 'apiVersion': 'v1', 'status': 'Failure',
-                                            'reason': 'NotFound', 'code': 404, 'message': 'not found'})
-                # /api/v1/namespaces/NS/pods or /apis/apps/v1/namespaces/NS/KIND[/NAME]
-                if 'namespaces' in parts:
-                    at = parts.index('namespaces')
-                    namespace, plural = parts[at + 1], parts[at + 2]
-                    name = parts[at + 3] if len(parts) > at + 3 else None
-                    kind = {'pods': 'Pod', 'deployments': 'Deployment', 'daemonsets': 'DaemonSet'}[plural]
-                    api.queries.append((kind, namespace, name, query))
-                    found = [o for o in api.objects if o['kind'] == kind and o['metadata']['namespace'] == namespace]
-                    if name:
-                        match = [o for o in found if o['metadata']['name'] == name]
-                        if match:
-                            return self._send(200, match[0])
-                        return self._send(404, {'kind': 'Status', 'apiVersion': 'v1', 'status': 'Failure',
-                                                'reason': 'NotFound', 'code': 404,
-                                                'message': '%s "%s" not found' % (plural, name)})
-                    for selector in ','.join(query.get('labelSelector', [])).split(','):
-                        if selector:
-                            key, value = selector.split('=')
-                            found = [o for o in found if o['metadata'].get('labels', {}).get(key) == value]
-                    for selector in query.get('fieldSelector', []):
-                        if selector == 'status.phase!=Succeeded':
-                            found = [o for o in found if o['status'].get('phase') != 'Succeeded']
-                    return self._send(200, {'kind': kind + 'List', 'apiVersion': 'v1',
-                                            'metadata': {'resourceVersion': '1'}, 'items': found})
-                return self._send(404, {'kind': 'Status', 'code': 404, 'message': 'no %s here' % path})
-
-        self.server = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
-        self.url = 'http://127.0.0.1:%d' % self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def kubeconfig(self, path):
-        path.write_text(yaml.safe_dump({
-            'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'test',
-            'clusters': [{'name': 'test', 'cluster': {'server': self.url}}],
-            'users': [{'name': 'test', 'user': {'token': 'test'}}],
-            'contexts': [{'name': 'test', 'context': {'cluster': 'test', 'user': 'test'}}]}))
-        return path
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+    def answer(self, path, query, headers):
+        if path in self.STATIC:
+            return 200, self.STATIC[path]
+        parts = path.split('/')
+        if path.startswith('/apis/mellanox.com/v1alpha1/macvlannetworks/'):
+            found = [o for o in self.objects if o['kind'] == 'MacvlanNetwork'
+                     and o['metadata']['name'] == parts[-1]]
+            if found:
+                return 200, found[0]
+            return not_found('not found')
+        # /api/v1/namespaces/NS/pods or /apis/apps/v1/namespaces/NS/KIND[/NAME]
+        if 'namespaces' in parts:
+            at = parts.index('namespaces')
+            namespace, plural = parts[at + 1], parts[at + 2]
+            name = parts[at + 3] if len(parts) > at + 3 else None
+            kind = {'pods': 'Pod', 'deployments': 'Deployment', 'daemonsets': 'DaemonSet'}[plural]
+            self.queries.append((kind, namespace, name, query))
+            found = [o for o in self.objects if o['kind'] == kind and o['metadata']['namespace'] == namespace]
+            if name:
+                match = [o for o in found if o['metadata']['name'] == name]
+                if match:
+                    return 200, match[0]
+                return not_found('%s "%s" not found' % (plural, name))
+            for selector in ','.join(query.get('labelSelector', [])).split(','):
+                if selector:
+                    key, value = selector.split('=')
+                    found = [o for o in found if o['metadata'].get('labels', {}).get(key) == value]
+            for selector in query.get('fieldSelector', []):
+                if selector == 'status.phase!=Succeeded':
+                    found = [o for o in found if o['status'].get('phase') != 'Succeeded']
+            return 200, {'kind': kind + 'List', 'apiVersion': 'v1',
+                         'metadata': {'resourceVersion': '1'}, 'items': found}
+        return 404, {'kind': 'Status', 'code': 404, 'message': 'no %s here' % path}
 
 
 @pytest.fixture
