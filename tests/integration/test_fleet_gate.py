@@ -1,7 +1,8 @@
 """Preflight is a gate for the whole fleet: one host failing it stops every host.
 
-Two inventory hosts are this machine over the local connection; one carries a setting
-preflight refuses. playbooks/preflight.yml runs for real, followed by a stand-in for
+Two inventory hosts over the local connection: node-a is this machine, node-b runs its
+Python inside a network namespace with a cluster NIC of its own (preflight refuses two nodes
+with one cluster address); one host carries a setting preflight refuses. playbooks/preflight.yml runs for real, followed by a stand-in for
 step 2 that leaves a marker per host it reaches: with the gate, no host gets one.
 """
 import json
@@ -13,14 +14,29 @@ from pathlib import Path
 import pytest
 import yaml
 
+from netns_lab import ip_binary
+
 ROOT = Path(__file__).resolve().parents[2]
 PLAYBOOKS = ROOT / 'playbooks'
 
 
-def run_gate(tmp_path, bad_host_vars):
+@pytest.fixture(scope='module')
+def node_b_python(netns_factory, tmp_path_factory):
+    """A python that runs inside a namespace with its own cluster NIC and default route."""
+    namespace = netns_factory('gate')
+    namespace.ip('link add mgmt0 type veth peer name mgmt0-peer', 'addr add 10.203.0.2/24 dev mgmt0',
+                 'link set mgmt0-peer up', 'link set mgmt0 up', 'route add default via 10.203.0.1 dev mgmt0')
+    wrapper = tmp_path_factory.mktemp('gate') / 'python-node-b'
+    wrapper.write_text('#!/bin/sh\nexec %s netns exec %s %s "$@"\n' % (ip_binary(), namespace.name, sys.executable))
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
+def run_gate(tmp_path, node_b_python, bad_host_vars):
     local = {'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}
     inventory = {'all': {
-        'hosts': {'node-a': dict(local), 'node-b': dict(local, **bad_host_vars)},
+        'hosts': {'node-a': dict(local),
+                  'node-b': dict(local, ansible_python_interpreter=node_b_python, **bad_host_vars)},
         'children': {'k8s_cluster': {'children': {
             'control_plane': {'hosts': {'node-a': None}},
             'workers': {'hosts': {'node-b': None}},
@@ -38,17 +54,17 @@ def run_gate(tmp_path, bad_host_vars):
     return result, sorted(p.name for p in markers.iterdir())
 
 
-def test_good_fleet_goes_on_to_step_2(tmp_path):
+def test_good_fleet_goes_on_to_step_2(tmp_path, node_b_python):
     # The stand-in marks hosts at all: the gate test below is not passing by accident.
-    result, marked = run_gate(tmp_path, {})
+    result, marked = run_gate(tmp_path, node_b_python, {})
     assert result.returncode == 0, result.stdout[-3000:]
     assert marked == ['node-a', 'node-b']
 
 
-def test_one_host_failing_preflight_stops_every_host(tmp_path):
-    result, marked = run_gate(tmp_path, {'ipu_k8s_node_name': 'Poplar_02'})
+def test_one_host_failing_preflight_stops_every_host(tmp_path, node_b_python):
+    result, marked = run_gate(tmp_path, node_b_python, {'ipu_k8s_node_name': 'Poplar_02'})
     assert result.returncode != 0
-    assert 'would join Kubernetes as "Poplar_02"' in result.stdout
+    assert 'ipu_k8s_node_name=Poplar_02 on node-b is not a valid Kubernetes node name' in result.stdout, result.stdout[-3000:]
     assert marked == [], result.stdout[-3000:]
     assert 'Step 2 stand-in' not in result.stdout
 
