@@ -52,7 +52,8 @@ def run_reset(node, *args, extra=None, workers=()):
     inv.write_text(json.dumps(inventory))
     ev = node['dir'] / 'vars.json'
     ev.write_text(json.dumps(dict(node['vars'], **(extra or {}))))
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'), ANSIBLE_NOCOLOR='1')
+    # The assertions read the default callback's task headers, not the progress output.
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'), ANSIBLE_NOCOLOR='1', ANSIBLE_STDOUT_CALLBACK='default')
     return subprocess.run(
         [str(Path(sys.executable).with_name('ansible-playbook')), '-i', str(inv), '-e', f'@{ev}', *args,
          str(ROOT / 'playbooks' / 'reset.yml')],
