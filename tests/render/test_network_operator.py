@@ -443,34 +443,3 @@ def test_row_with_an_unknown_ipam_is_refused():
     ok, message = assert_task_holds('network_operator', 'select.yml', "Check the row's IPAM",
                                     {'network_operator_chart_version': '26.1.2'})
     assert ok
-
-
-# --- waits: the role's own, not Helm's ------------------------------------------------------
-
-def test_release_leaves_waiting_to_the_roles_diagnosing_waits():
-    assert release_task()['kubernetes.core.helm']['wait'] is False
-    names = [t['name'] for t in load_role_yaml('network_operator', 'tasks/main.yml')]
-    # The chart's workloads are awaited right after the install, before the policy.
-    assert names.index("Wait for the chart's operator and Node Feature Discovery pods") == (
-        names.index('Install or upgrade the Helm release') + 1)
-    waits = dict((t['name'], t['vars']) for t in load_role_yaml('network_operator', 'tasks/wait_chart.yml'))
-    assert waits['Wait for the operator pod to be Ready']['__ipu_k8s_wait_kind'] == 'Deployment'
-    assert waits['Wait for the Node Feature Discovery worker pods to be Ready']['__ipu_k8s_wait_kind'] == 'DaemonSet'
-
-
-@pytest.mark.parametrize('release, fullname', [
-    ('network-operator', 'network-operator-node-feature-discovery'),
-    ('node-feature-discovery-net', 'node-feature-discovery-net'),
-    ('a' * 40, ('a' * 40 + '-node-feature-discovery')[:63]),
-])
-def test_nfd_workload_names_follow_the_subcharts_fullname_helper(release, fullname):
-    variables = {'ipu_k8s_network_operator_release': release}
-    assert role_expression('network_operator', '{{ __network_operator_nfd_fullname }}', variables) == fullname
-
-
-@pytest.mark.parametrize('chart_version', ['1.3.0', '1.4.0', '25.4.0', '25.7.0', '26.1.2'])
-def test_every_row_deploys_node_feature_discovery(chart_version):
-    # The NFD waits expect NFD pods: values.yaml.j2 enables the subchart on every row.
-    values = yaml.safe_load(render_role_template('network_operator', 'values.yaml.j2',
-                                                 {'network_operator_chart_version': chart_version}))
-    assert values['nfd']['enabled'] is True
