@@ -240,10 +240,11 @@ def _reset_tasks_run(run) -> set[str]:
 
 
 def _check_reset_ran_only_its_api_part(run) -> None:
-    """With --tags reset_cluster_objects: its confirmation, its cluster objects part and the
-    shared client task file, nothing of kubeadm, CNI, netfilter or kubeconfig (this host's)."""
+    """With --tags reset_cluster_objects: its confirmation, its scope (is every node reset?),
+    its cluster objects part and the shared client task file, nothing of kubeadm, CNI, netfilter or kubeconfig (this host's)."""
     tasks = ROOT / 'roles' / 'reset' / 'tasks'
-    allowed = (_task_names(tasks / 'confirm.yml') | _task_names(tasks / 'cluster_objects.yml')
+    allowed = (_task_names(tasks / 'confirm.yml') | _task_names(tasks / 'scope.yml')
+               | _task_names(tasks / 'cluster_objects.yml')
                | _task_names(ROOT / 'roles' / 'ipu_k8s' / 'tasks' / 'k8s_client.yml'))
     ran = {n for n in _reset_tasks_run(run) if not n.startswith('Validating arguments against arg spec')}
     assert ran <= allowed, 'reset ran tasks outside its API part: %s' % sorted(ran - allowed)

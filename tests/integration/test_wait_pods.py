@@ -170,10 +170,8 @@ def test_network_operator_wait_names_the_device_plugin_pod_its_image_and_the_kub
             'ghcr.io/mellanox/k8s-rdma-shared-dev-plugin:v1.5.2: ' + message) in msg
     # Only the awaited pods are diagnosed: not the crash-looping NFD worker.
     assert 'nfd-worker' not in msg
-    # The operator and NFD are awaited right after the install (wait_chart.yml); this wait
-    # reads only the device plugin's pods.
-    assert api.queries and all(q == ('Pod', 'network-operator', None, {'labelSelector': ['app=rdma-shared-dp']})
-                               for q in api.queries), api.queries
+    # The operator's own pods were chosen by its Deployment's selector.
+    assert ('Pod', 'network-operator', None, {'labelSelector': ['app.kubernetes.io/name=network-operator']}) in api.queries
 
 
 def test_network_operator_wait_with_no_device_plugin_pod_says_so_and_hints_at_nfd(tmp_path, api):
