@@ -32,7 +32,9 @@ def main():
     parser.add_argument('command', nargs=argparse.REMAINDER, help='-- ansible-playbook ...')
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ['--'] else args.command
-    env = dict(os.environ, ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0', PYTHONUNBUFFERED='1')
+    # The task headers are read from the default callback's output, whatever ansible.cfg sets.
+    env = dict(os.environ, ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0', PYTHONUNBUFFERED='1',
+               ANSIBLE_STDOUT_CALLBACK='default')
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                             start_new_session=True)
     started, current, armed, killed_after, output = [], None, False, None, []
