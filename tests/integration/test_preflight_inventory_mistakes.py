@@ -169,3 +169,24 @@ def test_several_control_planes_without_an_endpoint_are_refused(node, tmp_path):
     hosts = {'poplar-01': {}, 'poplar-02': {}}
     assert_refused(run_preflight(node, tmp_path, hosts=hosts, control_plane=list(hosts)),
                    'kubeadm_control_plane_endpoint')
+
+
+# Every role's own rules (its validate entry point), run by preflight before step 2.
+@pytest.mark.parametrize('name,value,needles', [
+    ('ipu_operator_chart_version', '9.9.9', ('ipu_operator_chart_version is "9.9.9", which has no row',
+                                             'ipu_operator_charts')),
+    ('ipu_operator_extra_values', {'global': {'vipuControllers': 'pod1'}},
+     ('ipu_operator_extra_values sets global.vipuControllers', 'Remove it')),
+    ('ipu_operator_kube_rbac_proxy_image', 'proxy image=1', ('ipu_operator_kube_rbac_proxy_image is "proxy image=1"',)),
+    ('network_operator_chart_version', '99.1.0', ('network_operator_chart_version 99.1.0 is not a row',
+                                                  'Add a row')),
+    ('containerd_limit_memlock', 'lots', ('containerd_limit_memlock is "lots"', 'infinity')),
+    ('containerd_docker_gpg_key_local_path', 'keys/docker.asc',
+     ('containerd_docker_gpg_key_local_path is "keys/docker.asc"', 'absolute path')),
+    ('ipu_k8s_vipu_controllers', [{'name': 'pod1', 'host': '10.247.208.5', 'label': 'ipunode'}],
+     ("ipu_k8s_vipu_controllers[0] (pod1): label 'ipunode' is not key=value",)),
+    ('ipu_k8s_vipu_controllers', [{'name': 'pod1', 'host': '10.247.208.5:8090'}],
+     ('ipu_k8s_vipu_controllers[0] (pod1)', '10.247.208.5:8090')),
+])
+def test_each_roles_own_rule_is_refused_at_preflight(node, tmp_path, name, value, needles):
+    assert_refused(run_preflight(node, tmp_path, **{name: value}), *needles)

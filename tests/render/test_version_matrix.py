@@ -89,7 +89,6 @@ def test_kubeadm_of_the_minor_reads_the_chosen_api_version(minor):
     facts = KUBEADM_FACTS[chosen]
     assert minor_tuple(facts["first_minor"]) <= minor_tuple(minor)
     assert facts["last_minor"] is None or minor_tuple(minor) <= minor_tuple(facts["last_minor"])
-    assert minor_tuple(KUBEADM["__kubeadm_min_minor"]) <= minor_tuple(minor)
 
 
 def test_kubeadm_api_table_matches_the_facts():

@@ -3,7 +3,14 @@
 For every role, across every entry point of its argument spec: each documented default is
 an option of the spec (and the reverse), with the same default value and a value of the
 declared type. A variable added, renamed, retyped or re-defaulted in one file only fails here.
+
+Pinned versions, images, checksums and version tables have one home: defaults/main.yml.
+Their argument spec describes the type (and a table's row fields) without repeating the
+value, so a release bump touches one production file; the value in defaults must still
+pass the spec (rows with an unknown or missing field, or a wrong type, fail here).
 """
+import re
+
 from pathlib import Path
 
 import pytest
@@ -23,6 +30,10 @@ TYPES = {
     'list': (list, str),   # str: a Jinja expression that renders the list
     'dict': (dict, str),
 }
+
+
+# Options whose value is a pinned release, image, checksum or version table.
+PINNED = re.compile(r'(version|image|checksum|sha256|charts?_table|_charts$|_minors$|newest_patch)')
 
 
 def defaults(role):
@@ -61,7 +72,7 @@ def test_spec_defaults_equal_the_role_defaults(role):
     shown = defaults(role)
     different = [f'{entry}:{name}: spec {option.get("default", "(no default)")!r} != defaults {shown[name]!r}'
                  for entry, name, option in options(role)
-                 if name in shown and option.get('default', object()) != shown[name]]
+                 if name in shown and not PINNED.search(name) and option.get('default', object()) != shown[name]]
     assert not different, '\n'.join(different)
 
 
@@ -97,3 +108,51 @@ def test_entry_points_describe_an_option_the_same_way(role):
             different.append(f'{name}: {seen[name][0]} {seen[name][1]} != {entry} {key}')
         seen.setdefault(name, (entry, key))
     assert not different, '\n'.join(different)
+
+
+@pytest.mark.parametrize('role', ROLES)
+def test_pinned_versions_and_images_live_only_in_defaults(role):
+    shown = defaults(role)
+    repeated = sorted({f'{entry}:{name}' for entry, name, option in options(role)
+                       if PINNED.search(name) and 'default' in option})
+    assert not repeated, (f'roles/{role}/meta/argument_specs.yml repeats the value of {repeated}: keep it in '
+                          'defaults/main.yml only (the spec gives the type)')
+    missing = sorted({name for _, name, _ in options(role) if PINNED.search(name) and name not in shown})
+    assert not missing, f'roles/{role}/defaults/main.yml lacks the pinned value of {missing}'
+
+
+def _literal(value):
+    """False for a value (or part) that is a Jinja expression the spec cannot judge here."""
+    if isinstance(value, str):
+        return '{{' not in value
+    if isinstance(value, list):
+        return all(_literal(item) for item in value)
+    if isinstance(value, dict):
+        return all(_literal(item) for item in value.values())
+    return True
+
+
+@pytest.mark.parametrize('role', ROLES)
+def test_defaults_pass_the_argument_spec(role):
+    """The values in defaults/main.yml validated by Ansible's own argument-spec validator."""
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+    shown = defaults(role)
+    for entry, opts in entry_points(role).items():
+        spec = {name: option for name, option in opts.items() if name in shown and _literal(shown[name])}
+        params = {name: shown[name] for name in spec}
+        result = ArgumentSpecValidator(spec).validate(params)
+        assert not result.error_messages, f'roles/{role}/defaults/main.yml against {entry}: ' + '; '.join(
+            result.error_messages)
+
+
+def test_a_table_row_with_an_unknown_field_fails_the_spec():
+    """The validator above can fail: a network-operator row with a misspelt field."""
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+    spec = entry_points('network_operator')['main']
+    table = [dict(row) for row in defaults('network_operator')['network_operator_chart_table']]
+    table[-1]['chart_sha265'] = table[-1].pop('chart_sha256', 'x')
+    result = ArgumentSpecValidator({'network_operator_chart_table': spec['network_operator_chart_table']}).validate(
+        {'network_operator_chart_table': table})
+    assert len(result.error_messages) == 1 and 'chart_sha265' in result.error_messages[0], result.error_messages
