@@ -1,0 +1,51 @@
+# Copyright: ipu-k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The address the data-path probe's macvlan takes (roles/verify/tasks/node_datapath.yml).
+
+The site's pinned address when there is one; otherwise the highest address of the
+derived RDMA subnet that is neither its network nor its broadcast address, outside the
+excludes and not taken (a node, the V-IPU controller, a neighbour the node knows). At
+most 256 addresses from the top are tried; '' when none of them is free.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from ansible.errors import AnsibleFilterError
+
+TRIES = 256
+
+
+def verify_datapath_address(cidr, excludes=(), taken=(), pinned=''):
+    """The probe's address as a string, or '' when no free one is found."""
+    if pinned:
+        return str(pinned).strip()
+    try:
+        network = ipaddress.ip_network(str(cidr), strict=False)
+        excluded = [ipaddress.ip_network(str(item), strict=False) for item in excludes or []]
+    except ValueError as exc:
+        raise AnsibleFilterError('verify_datapath_address: %s' % exc) from exc
+    used = set()
+    for item in taken or []:
+        try:
+            used.add(ipaddress.ip_address(str(item).split('/')[0]))
+        except ValueError:
+            continue  # not an address (a neighbour entry without one): nothing to avoid
+    top = int(network.broadcast_address)
+    for offset in range(1, TRIES + 1):
+        value = top - offset
+        if value <= int(network.network_address):
+            break
+        candidate = ipaddress.ip_address(value)
+        if candidate in used or any(candidate in item for item in excluded):
+            continue
+        return str(candidate)
+    return ''
+
+
+class FilterModule:
+    """The data-path probe's address."""
+
+    def filters(self):
+        return {'verify_datapath_address': verify_datapath_address}

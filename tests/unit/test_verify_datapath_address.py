@@ -1,0 +1,49 @@
+"""The data-path probe's address (roles/verify/filter_plugins/verify_datapath.py)."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / 'roles' / 'verify' / 'filter_plugins'))
+
+import verify_datapath  # noqa: E402
+from ansible.errors import AnsibleFilterError  # noqa: E402
+
+pick = verify_datapath.verify_datapath_address
+
+
+def test_the_highest_address_below_the_broadcast():
+    # The integration test's /23: node .209.200, V-IPU .208.10 in the excluded first /25.
+    assert pick('10.247.208.0/23', ['10.247.208.0/25'], ['10.247.209.200', '10.247.208.10']) == '10.247.209.254'
+
+
+def test_taken_and_excluded_addresses_are_passed_over():
+    taken = ['10.247.209.254', '10.247.209.253/23']
+    excludes = ['10.247.208.0/25', '10.247.209.252/32', '10.247.209.248/30']
+    assert pick('10.247.208.0/23', excludes, taken) == '10.247.209.247'
+    assert pick('10.247.208.0/23', excludes + ['10.247.209.247/32'], taken) == '10.247.209.246'
+
+
+def test_a_pinned_address_wins():
+    assert pick('10.247.208.0/23', [], [], '10.247.209.77') == '10.247.209.77'
+
+
+def test_nothing_free_gives_empty():
+    # /29: .1-.6 usable; all taken or excluded.
+    assert pick('192.0.2.0/29', ['192.0.2.4/30'], ['192.0.2.1', '192.0.2.2', '192.0.2.3']) == ''
+    # Never the network address.
+    assert pick('192.0.2.0/30', [], ['192.0.2.1', '192.0.2.2']) == ''
+
+
+def test_only_256_addresses_from_the_top_are_tried():
+    # broadcast-1 down to broadcast-256: 10.1.255.254 ... 10.1.254.255.
+    assert pick('10.0.0.0/15', ['10.1.255.0/24'], []) == '10.1.254.255'
+    assert pick('10.0.0.0/15', ['10.1.255.0/24', '10.1.254.255/32'], []) == ''
+
+
+def test_a_neighbour_entry_that_is_not_an_address_is_ignored_and_a_bad_cidr_is_refused():
+    assert pick('192.0.2.0/24', [], ['fe80::1%eth0', None, '192.0.2.254']) == '192.0.2.253'
+    with pytest.raises(AnsibleFilterError, match='verify_datapath_address'):
+        pick('192.0.2.0/33', [], [])
