@@ -193,11 +193,19 @@ def test_empty_ipu_nodes_group_is_explained():
 
 
 def test_consensus_gets_every_ipu_node_keyed_by_inventory_name():
-    task = consensus_task('Check that the IPU nodes agree on interface and subnet')
+    task = consensus_task('Check that the IPU nodes of each IPU-POD agree on interface and subnet')
     variables = {'groups': {'ipu_nodes': sorted(THREE_NODES)},
                  'hostvars': dict((h, {'rdma_network': n, 'other': 1}) for h, n in THREE_NODES.items())}
     networks = role_expression('rdma_network', task['rdma_network_consensus']['networks'], variables)
     assert networks == THREE_NODES
+    # Without vipu_server facts every node maps to {}: one group, as before IPU-PODs.
+    controllers = role_expression('rdma_network', task['rdma_network_consensus']['controllers'], variables)
+    assert controllers == dict((h, {}) for h in THREE_NODES)
+    pods = {'poplar-01': {'name': 'pod001'}, 'poplar-02': {'name': 'pod002'}}
+    for host, fact in pods.items():
+        variables['hostvars'][host]['vipu_server'] = fact
+    controllers = role_expression('rdma_network', task['rdma_network_consensus']['controllers'], variables)
+    assert dict((h, c) for h, c in controllers.items() if c) == pods
 
 
 def test_nodes_on_different_subnets_are_refused_by_name():
