@@ -657,7 +657,7 @@ def agree_rdma_networks_by_pod(networks, controllers=None, ipam='whereabouts', b
     agree_rdma_networks says (its refusal, naming the hosts, unchanged when there is one
     group); groups may differ in subnet, interface name and MTU. When controllers are given,
     every node needs one. Each entry: name, label,
-    vipu_host, vipu_port, hosts (sorted), pool (the NVIDIA IPAM IPPool name: network_name
+    vipu_host, vipu_port, hosts (in the order of networks), pool (the NVIDIA IPAM IPPool name: network_name
     itself for one POD, network_name-<pod> for several) and rdma_network (the group's
     agreed network). Entries come in order of the controller's first node.
     """
@@ -686,7 +686,7 @@ def agree_rdma_networks_by_pod(networks, controllers=None, ipam='whereabouts', b
     if len(order) == 1:
         group = groups[order[0]]
         network, warnings = agree_rdma_networks(networks, ipam, block_size)
-        group.update(hosts=sorted(group['hosts']), pool=network_name, rdma_network=network)
+        group.update(pool=network_name, rdma_network=network)
         return [group], warnings
     problems, warnings, pods = [], [], []
     for name in order:
@@ -697,8 +697,46 @@ def agree_rdma_networks_by_pod(networks, controllers=None, ipam='whereabouts', b
             problems.append("V-IPU controller '%s' (IPU-POD of %s): %s" % (name, ', '.join(sorted(group['hosts'])), e))
             continue
         warnings.extend("V-IPU controller '%s': %s" % (name, w) for w in found)
-        group.update(hosts=sorted(group['hosts']), pool=pod_object_name(network_name, name), rdma_network=network)
+        group.update(pool=pod_object_name(network_name, name), rdma_network=network)
         pods.append(group)
     if problems:
         raise IpuK8sError('; '.join(problems))
     return pods, warnings
+
+
+def cni_config(network_name, pod, mode='bridge', ipam='whereabouts', whereabouts=None):
+    """The CNI configuration (a dict, written as JSON) of one IPU-POD's part of the network,
+    for Multus to read on that POD's nodes when the NetworkAttachmentDefinition has no
+    spec.config (the file in its confDir whose "name" is the network's).
+
+    The same plugin chain the Network Operator renders into a MacvlanNetwork's
+    NetworkAttachmentDefinition (manifests/state-macvlan-network/0010-macvlan-net-cr.yml):
+    macvlan on the POD's interface with its MTU, and the IPAM over the POD's range outside
+    its excludes (Whereabouts), or the POD's NVIDIA IPAM pool. whereabouts: the kubeconfig,
+    log_file and log_level of the Whereabouts IPAM.
+    """
+    network = pod['rdma_network']
+    if ipam == 'nv-ipam':
+        ipam_config = {'type': 'nv-ipam', 'poolName': pod['pool']}
+    elif ipam == 'whereabouts':
+        whereabouts = whereabouts or {}
+        ipam_config = {
+            'type': 'whereabouts',
+            'datastore': 'kubernetes',
+            'kubernetes': {'kubeconfig': whereabouts.get('kubeconfig', '')},
+            'log_file': whereabouts.get('log_file', ''),
+            'log_level': whereabouts.get('log_level', ''),
+            'range': network['cidr'],
+            'exclude': list(network['excludes']),
+        }
+    else:
+        raise IpuK8sError("ipam '%s' is not one this project renders: whereabouts or nv-ipam" % ipam)
+    return {
+        'cniVersion': '0.3.1',
+        'name': network_name,
+        'type': 'macvlan',
+        'master': network['interface'],
+        'mode': mode,
+        'mtu': int(network['mtu']),
+        'ipam': ipam_config,
+    }

@@ -68,9 +68,8 @@ def render_macvlan(agreed_network, chart_version='25.4.0', **overrides):
     return render_role_yaml('rdma_network', 'macvlannetwork.yaml.j2', overrides)
 
 
-def render_ippool(agreed_network, node_names, **overrides):
-    overrides['__rdma_network_agreed'] = agreed_network
-    overrides['__rdma_network_node_names'] = node_names
+def render_ippool(agreed_network, node_names, name='rdma-net', **overrides):
+    overrides['__rdma_network_pool'] = {'name': name, 'network': agreed_network, 'node_names': node_names}
     return render_role_yaml('rdma_network', 'ippool.yaml.j2', overrides)
 
 
@@ -341,7 +340,8 @@ def test_apply_renders_the_ippool_only_for_nv_ipam_rows():
     task = next(t for t in load_role_yaml('rdma_network', 'tasks/apply.yml')
                 if t['name'].startswith('Apply the NVIDIA IPAM pool'))
     assert task['when'] == "__network_operator_ipam == 'nv-ipam'"
-    names = role_expression('rdma_network', task['vars']['__rdma_network_node_names'], {
-        'groups': {'ipu_nodes': ['poplar-01', 'poplar-02']},
+    assert task['loop'] == '{{ __rdma_network_pods }}'
+    names = role_expression('rdma_network', task['vars']['__rdma_network_pool']['node_names'], {
+        'item': {'hosts': ['poplar-01', 'poplar-02']},
         'hostvars': {'poplar-01': {}, 'poplar-02': {'ipu_k8s_node_name': 'node-2'}}})
     assert names == ['poplar-01', 'node-2']

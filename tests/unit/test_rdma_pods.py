@@ -124,3 +124,20 @@ def test_no_controller_facts_at_all_is_one_group():
     networks['ipu3'] = node('10.247.208.23')
     pods, _ = agree_rdma_networks_by_pod(networks, {'ipu1': {}, 'ipu2': {}, 'ipu3': {}})
     assert len(pods) == 1 and pods[0]['hosts'] == ['ipu1', 'ipu2', 'ipu3']
+
+
+def test_cni_config_carries_the_pods_interface_mtu_and_ipam():
+    from ipu_k8s_rdma import cni_config
+    networks, controllers = two_pods()
+    pods, _ = agree_rdma_networks_by_pod(networks, controllers, network_name='rdma-net')
+    config = cni_config('rdma-net', pods[1], 'bridge', 'whereabouts', {'kubeconfig': '/k', 'log_file': '/l',
+                                                                       'log_level': 'info'})
+    assert config == {'cniVersion': '0.3.1', 'name': 'rdma-net', 'type': 'macvlan', 'master': 'enp65s0f0np0',
+                      'mode': 'bridge', 'mtu': 4200,
+                      'ipam': {'type': 'whereabouts', 'datastore': 'kubernetes', 'kubernetes': {'kubeconfig': '/k'},
+                               'log_file': '/l', 'log_level': 'info', 'range': '10.5.212.0/24',
+                               'exclude': ['10.5.212.0/26', '10.5.212.116/32']}}
+    assert cni_config('rdma-net', pods[0], ipam='nv-ipam')['ipam'] == {'type': 'nv-ipam',
+                                                                       'poolName': 'rdma-net-pod001'}
+    with pytest.raises(IpuK8sError, match="ipam 'dhcp'"):
+        cni_config('rdma-net', pods[0], ipam='dhcp')
