@@ -64,7 +64,7 @@ def ippools_as_applied(pod_list, hostvars=None):
 
 def node_file(pod, ipam):
     text = render_role_template('rdma_network', 'multus_cni.conf.j2',
-                                {'__rdma_network_node_pod': pod, '__network_operator_ipam': ipam})
+                                {'__rdma_network_node_pod': pod, '__rdma_network_ipam': ipam})
     return json.loads(text)
 
 
