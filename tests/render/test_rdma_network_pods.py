@@ -7,13 +7,14 @@ one-POD inventory renders byte for byte what the role rendered before PODs exist
 (tests/render/golden/rdma_network/, rendered from commit ad31592 for THREE_NODES)."""
 
 import ipaddress
+import sys
 import json
 from pathlib import Path
 
 import pytest
 import yaml
 
-from ipu_k8s_render import (SCHEMAS, load_role_yaml, render_role_template, render_role_yaml, role_expression,
+from ipu_k8s_render import (ROOT, SCHEMAS, load_role_yaml, render_role_template, render_role_yaml, role_expression,
                             validate_custom_resource)
 from test_rdma_network import (CHART_VERSIONS, ROWS, THREE_NODES, addresses, allocate, crd, ipu_k8s_rdma,
                                node_facts, pool_addresses)
@@ -176,3 +177,17 @@ def test_the_node_file_is_where_and_how_multus_looks_it_up():
     two = pods(TWO_PODS, TWO_CONTROLLERS, 'whereabouts')
     nad = render_role_yaml('rdma_network', 'networkattachmentdefinition.yaml.j2')
     assert all(node_file(pod, 'whereabouts')['name'] == nad['metadata']['name'] for pod in two)
+
+
+def test_the_ipu_operator_and_the_network_agree_on_which_node_is_in_which_pod():
+    """The IPU Operator's vipuControllers (each POD once) and node labels come from the same
+    vipu_server facts the network is grouped by."""
+    sys.path.insert(0, str(ROOT / 'module_utils'))
+    import ipu_k8s_vipu_controllers
+    plan = ipu_k8s_vipu_controllers.operator_controllers(TWO_CONTROLLERS)
+    assert plan['value'] == '10.247.208.5:8090:vipu-ctrl=pod001,10.5.212.116:8091:vipu-ctrl=pod002'
+    two = pods(TWO_PODS, TWO_CONTROLLERS, 'whereabouts')
+    labelled = dict((n['host'], '%s=%s' % (n['label_key'], n['label_value'])) for n in plan['nodes'])
+    assert labelled == dict((host, pod['label']) for pod in two for host in pod['hosts'])
+    assert [(c['name'], c['host'], c['port']) for c in plan['controllers']] == [
+        (p['name'], p['vipu_host'], p['vipu_port']) for p in two]
