@@ -158,3 +158,13 @@ def test_a_node_disagreeing_with_its_pod_is_refused_before_anything_is_written(d
             and 'the RDMA interface differs: ens1f0np0 on node-a; ens2f0 on node-x' in result['msg']), result['msg']
     assert all(s.get('changed', 0) == 0 for s in run.stats.values()), run.stats
     assert [list(d.iterdir()) for d in own.values()] == [[], [], []] and list(confdir.iterdir()) == []
+
+
+def test_verify_reads_back_each_nodes_own_pods_network(two_pods):
+    run, _own, _confdir = two_pods
+    for host in ('node-a', 'node-b', 'node-c'):
+        _pod, interface, mtu, address = NODES[host]
+        read = run.result('rdma_network : Keep it as the configuration Multus reads', host)['ansible_facts']
+        config = read['__rdma_network_node_cni']
+        assert (config['master'], config['mtu'], config['ipam']['range']) == (
+            interface, mtu, str(ipaddress.IPv4Interface(address).network))

@@ -191,3 +191,57 @@ def test_the_ipu_operator_and_the_network_agree_on_which_node_is_in_which_pod():
     assert labelled == dict((host, pod['label']) for pod in two for host in pod['hosts'])
     assert [(c['name'], c['host'], c['port']) for c in plan['controllers']] == [
         (p['name'], p['vipu_host'], p['vipu_port']) for p in two]
+
+
+# --- verify: each IPU node against its own POD's network ---------------------------------
+
+def verify_read_tasks():
+    tasks = load_role_yaml('verify', 'tasks/node_macvlan_read.yml')
+    return next(t for t in tasks if t['name'] == "Read this node's own network of several IPU-PODs")
+
+
+def applied_from_node_file(config):
+    """__verify_macvlan as node_macvlan_read.yml builds it from the node's CNI file."""
+    task = next(t for t in verify_read_tasks()['block'] if t['name'] == "Use the node's CNI file as the applied network")
+    variables = {'__rdma_network_node_cni': config, 'ipu_k8s_rdma_network_name': 'rdma-net'}
+
+    def template(value):
+        if isinstance(value, dict):
+            return dict((k, template(v)) for k, v in value.items())
+        if isinstance(value, list):
+            return [template(v) for v in value]
+        return role_expression('verify', value, variables)
+    return template(task['ansible.builtin.set_fact']['__verify_macvlan'])
+
+
+def comparison():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location('rdma_network_check', ROOT / 'filter_plugins' / 'rdma_network_check.py')
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.rdma_network_comparison
+
+
+@pytest.mark.parametrize('ipam', IPAMS)
+def test_verify_checks_each_node_against_its_own_pods_network(ipam):
+    compare = comparison()
+    two = pods(TWO_PODS, TWO_CONTROLLERS, ipam)
+    ippools = (dict((p['pool'], yaml.safe_load(t)) for p, t in zip(two, ippools_as_applied(two)))
+               if ipam == 'nv-ipam' else {})
+    by_host = dict((host, pod) for pod in two for host in pod['hosts'])
+    for host, rdma in TWO_PODS.items():
+        own = applied_from_node_file(node_file(by_host[host], ipam))['resources'][0]
+        pool = ippools.get(by_host[host]['pool']) if ipam == 'nv-ipam' else None
+        result = compare(rdma, own, pool)
+        assert result['status'] == 'PASS', (host, result)
+        assert result['ipam'] == ipam
+        other = next(p for p in two if p is not by_host[host])
+        wrong = applied_from_node_file(node_file(other, ipam))['resources'][0]
+        assert compare(rdma, wrong, ippools.get(other['pool']) if ipam == 'nv-ipam' else None)['status'] == 'FAIL'
+
+
+@pytest.mark.parametrize('nad, reads', [({'spec': {}}, True), ({'spec': {'config': '{"type": "macvlan"}'}}, False)])
+def test_verify_reads_the_node_file_only_for_a_nad_without_config(nad, reads):
+    conditions = verify_read_tasks()['when']
+    variables = {'__verify_nad': {'resources': [nad]}}
+    assert all(role_expression('verify', '{{ %s }}' % c, variables) for c in conditions) is reads
