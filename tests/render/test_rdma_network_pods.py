@@ -245,3 +245,16 @@ def test_verify_reads_the_node_file_only_for_a_nad_without_config(nad, reads):
     conditions = verify_read_tasks()['when']
     variables = {'__verify_nad': {'resources': [nad]}}
     assert all(role_expression('verify', '{{ %s }}' % c, variables) for c in conditions) is reads
+
+
+def test_node_files_are_written_with_the_nodes_own_python_before_the_api_tasks():
+    """The API tasks run with the control plane's client virtualenv (a task var that would
+    also apply to delegated tasks): the node files are written outside them, first."""
+    tasks = load_role_yaml('rdma_network', 'tasks/main.yml')
+    names = [t['name'] for t in tasks]
+    write = names.index("Write each IPU node's CNI file of the network of several IPU-PODs")
+    assert write < names.index('Apply the MacvlanNetwork')
+    assert 'ansible_python_interpreter' not in tasks[write].get('vars', {})
+    assert tasks[write]['ansible.builtin.include_tasks'] == 'pods_cni.yml'
+    apply_pods = load_role_yaml('rdma_network', 'tasks/apply_pods.yml')
+    assert not any('pods_cni.yml' in str(t) for t in apply_pods)
