@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from netns_lab import SITE_PINS
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -33,7 +35,7 @@ def run_preflight(tmp_path, extra_vars=None, groups=None, skip_tags=()):
     inv = tmp_path / "hosts.json"
     inv.write_text(json.dumps(inventory))
     ev = tmp_path / "vars.json"
-    ev.write_text(json.dumps(extra_vars or {}))
+    ev.write_text(json.dumps(dict(SITE_PINS, **(extra_vars or {}))))
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
     return subprocess.run(
         [str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inv),
