@@ -19,6 +19,10 @@ description:
     union of every node's (with a warning when the configured ones differ) plus every node's own RDMA
     address and every V-IPU controller address, so no pod can be given one; the V-IPU addresses are
     listed once each.
+  - With O(controllers) (each IPU node's C(vipu_server) fact) the nodes are grouped by the V-IPU
+    controller they chose, one group per IPU-POD; the rules above hold inside each group, and groups
+    may differ in subnet, interface name and MTU. Every group is returned in C(pods). With one
+    group (or no O(controllers)) the result and the refusals are those of the whole set of nodes.
   - Does not set facts, so the per-node C(rdma_network) fact of a control-plane node that is also
     an IPU node is left as it is. Register the result.
 version_added: "1.0.0"
@@ -44,6 +48,17 @@ options:
         addresses outside the excludes; another value is checked to do so.
     type: int
     default: 0
+  controllers:
+    description:
+      - Inventory host name to that host's C(vipu_server) fact (keys C(name), C(host), C(port),
+        C(label)), to group the nodes by IPU-POD. Empty puts all nodes in one group.
+    type: dict
+    default: {}
+  network_name:
+    description:
+      - The network's name (C(ipu_k8s_rdma_network_name)); names each POD's NVIDIA IPAM pool.
+    type: str
+    default: ''
 attributes:
   check_mode:
     support: full
@@ -70,7 +85,7 @@ EXAMPLES = r'''
 
 RETURN = r'''
 rdma_network:
-  description: The RDMA network all IPU nodes agree on.
+  description: The RDMA network all IPU nodes agree on; null when they belong to several V-IPU controllers.
   returned: success
   type: dict
   contains:
@@ -114,10 +129,44 @@ rdma_network:
       type: list
       elements: str
       sample: ["10.247.208.5"]
+pods:
+  description: One entry per V-IPU controller (IPU-POD), in the order of its first node.
+  returned: success
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: The controller's name (C(vipu_server.name)); empty without O(controllers).
+      type: str
+      sample: pod001
+    label:
+      description: The node label (C(key=value)) of the controller's IPU nodes.
+      type: str
+      sample: vipu-ctrl=pod001
+    vipu_host:
+      description: The controller's IPv4 address.
+      type: str
+      sample: 10.247.208.5
+    vipu_port:
+      description: The controller's TCP port.
+      type: int
+      sample: 8090
+    hosts:
+      description: The inventory hosts of this POD, sorted.
+      type: list
+      elements: str
+      sample: [ipu1, ipu2]
+    pool:
+      description: The NVIDIA IPAM IPPool name of this POD (O(network_name) itself for one POD).
+      type: str
+      sample: rdma-net-pod001
+    rdma_network:
+      description: This POD's agreed network, with the keys of the top-level C(rdma_network).
+      type: dict
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.ipu_k8s_rdma import IpuK8sError, agree_rdma_networks
+from ansible.module_utils.ipu_k8s_rdma import IpuK8sError, agree_rdma_networks_by_pod
 
 
 def main():
@@ -126,20 +175,24 @@ def main():
             networks=dict(type='dict', required=True),
             ipam=dict(type='str', default='whereabouts', choices=['whereabouts', 'nv-ipam']),
             nv_ipam_block_size=dict(type='int', default=0),
+            controllers=dict(type='dict', default={}),
+            network_name=dict(type='str', default=''),
         ),
         supports_check_mode=True,
     )
     error = None
     try:
-        network, warnings = agree_rdma_networks(module.params['networks'], module.params['ipam'],
-                                                module.params['nv_ipam_block_size'])
+        pods, warnings = agree_rdma_networks_by_pod(module.params['networks'], module.params['controllers'],
+                                                    module.params['ipam'], module.params['nv_ipam_block_size'],
+                                                    module.params['network_name'])
     except IpuK8sError as e:
         error = str(e)
     if error is not None:
         module.fail_json(msg=error)
     for warning in warnings:
         module.warn(warning)
-    module.exit_json(changed=False, rdma_network=network)
+    network = pods[0]['rdma_network'] if len(pods) == 1 else None
+    module.exit_json(changed=False, rdma_network=network, pods=pods)
 
 
 if __name__ == '__main__':

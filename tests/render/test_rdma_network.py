@@ -68,9 +68,8 @@ def render_macvlan(agreed_network, chart_version='25.4.0', **overrides):
     return render_role_yaml('rdma_network', 'macvlannetwork.yaml.j2', overrides)
 
 
-def render_ippool(agreed_network, node_names, **overrides):
-    overrides['__rdma_network_agreed'] = agreed_network
-    overrides['__rdma_network_node_names'] = node_names
+def render_ippool(agreed_network, node_names, name='rdma-net', **overrides):
+    overrides['__rdma_network_pool'] = {'name': name, 'network': agreed_network, 'node_names': node_names}
     return render_role_yaml('rdma_network', 'ippool.yaml.j2', overrides)
 
 
@@ -193,11 +192,19 @@ def test_empty_ipu_nodes_group_is_explained():
 
 
 def test_consensus_gets_every_ipu_node_keyed_by_inventory_name():
-    task = consensus_task('Check that the IPU nodes agree on interface and subnet')
+    task = consensus_task('Check that the IPU nodes of each IPU-POD agree on interface and subnet')
     variables = {'groups': {'ipu_nodes': sorted(THREE_NODES)},
                  'hostvars': dict((h, {'rdma_network': n, 'other': 1}) for h, n in THREE_NODES.items())}
     networks = role_expression('rdma_network', task['rdma_network_consensus']['networks'], variables)
     assert networks == THREE_NODES
+    # Without vipu_server facts every node maps to {}: one group, as before IPU-PODs.
+    controllers = role_expression('rdma_network', task['rdma_network_consensus']['controllers'], variables)
+    assert controllers == dict((h, {}) for h in THREE_NODES)
+    pods = {'poplar-01': {'name': 'pod001'}, 'poplar-02': {'name': 'pod002'}}
+    for host, fact in pods.items():
+        variables['hostvars'][host]['vipu_server'] = fact
+    controllers = role_expression('rdma_network', task['rdma_network_consensus']['controllers'], variables)
+    assert dict((h, c) for h, c in controllers.items() if c) == pods
 
 
 def test_nodes_on_different_subnets_are_refused_by_name():
@@ -333,7 +340,8 @@ def test_apply_renders_the_ippool_only_for_nv_ipam_rows():
     task = next(t for t in load_role_yaml('rdma_network', 'tasks/apply.yml')
                 if t['name'].startswith('Apply the NVIDIA IPAM pool'))
     assert task['when'] == "__network_operator_ipam == 'nv-ipam'"
-    names = role_expression('rdma_network', task['vars']['__rdma_network_node_names'], {
-        'groups': {'ipu_nodes': ['poplar-01', 'poplar-02']},
+    assert task['loop'] == '{{ __rdma_network_pods }}'
+    names = role_expression('rdma_network', task['vars']['__rdma_network_pool']['node_names'], {
+        'item': {'hosts': ['poplar-01', 'poplar-02']},
         'hostvars': {'poplar-01': {}, 'poplar-02': {'ipu_k8s_node_name': 'node-2'}}})
     assert names == ['poplar-01', 'node-2']

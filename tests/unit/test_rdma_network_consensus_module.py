@@ -81,3 +81,25 @@ def test_a_block_size_that_starves_a_node_fails(run_module):
 def test_unknown_ipam_is_refused_by_the_option(run_module):
     with pytest.raises(ModuleFail, match='ipam'):
         run_module('rdma_network_consensus', {'networks': {'ipu1': node('10.247.208.21')}, 'ipam': 'dhcp'})
+
+
+def test_controllers_group_the_nodes_into_pods(run_module):
+    pod1 = {'name': 'pod001', 'host': '10.247.208.5', 'port': 8090, 'label': 'vipu-ctrl=pod001'}
+    pod2 = {'name': 'pod002', 'host': '10.5.212.116', 'port': 8090, 'label': 'vipu-ctrl=pod002'}
+    other = node('10.5.212.20', interface='ens2f0', cidr='10.5.212.0/24')
+    other.update(excludes=['10.5.212.0/25'], vipu_address='10.5.212.116')
+    result = run_module('rdma_network_consensus', {
+        'networks': {'ipu1': node('10.247.208.21'), 'ipu2': other},
+        'controllers': {'ipu1': pod1, 'ipu2': pod2}, 'network_name': 'rdma-net'})
+    assert result['rdma_network'] is None
+    assert [(p['name'], p['hosts'], p['rdma_network']['cidr'], p['pool']) for p in result['pods']] == [
+        ('pod001', ['ipu1'], '10.247.208.0/23', 'rdma-net-pod001'),
+        ('pod002', ['ipu2'], '10.5.212.0/24', 'rdma-net-pod002')]
+
+
+def test_one_controller_returns_the_network_and_one_pod(run_module):
+    pod1 = {'name': 'pod001', 'host': '10.247.208.5', 'port': 8090, 'label': 'vipu-ctrl=pod001'}
+    result = run_module('rdma_network_consensus', {'networks': {'ipu1': node('10.247.208.21')},
+                                                   'controllers': {'ipu1': pod1}, 'network_name': 'rdma-net'})
+    assert result['pods'][0]['rdma_network'] == result['rdma_network']
+    assert result['pods'][0]['pool'] == 'rdma-net'

@@ -1,0 +1,29 @@
+"""roles/ipu_k8s/filter_plugins/ipu_k8s_client.py: the client lock read from the ipu_k8s
+role's own files/, whichever role evaluates ipu_k8s_client_requirements."""
+import importlib.util
+from pathlib import Path
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+ROOT = Path(__file__).resolve().parents[2]
+PLUGIN = ROOT / 'roles' / 'ipu_k8s' / 'filter_plugins' / 'ipu_k8s_client.py'
+_spec = importlib.util.spec_from_file_location('ipu_k8s_client', PLUGIN)
+client = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(client)
+
+
+def test_comments_and_blank_lines_are_not_requirements():
+    text = '# header\n\nsix==1.17.0 --hash=sha256:%s\n  # indented comment\nkubernetes==33.1.0\n' % ('a' * 64)
+    assert client.requirement_lines(text) == ['six==1.17.0 --hash=sha256:%s' % ('a' * 64), 'kubernetes==33.1.0']
+
+
+def test_the_lock_is_read_from_the_ipu_k8s_role_whatever_the_caller():
+    lines = client.ipu_k8s_role_requirements('kubernetes-client.lock')
+    assert lines == client.requirement_lines((ROOT / 'roles' / 'ipu_k8s' / 'files' / 'kubernetes-client.lock').read_text())
+    assert any(line.startswith('kubernetes==33.1.0 --hash=sha256:') for line in lines)
+
+
+def test_a_missing_lock_says_which_file():
+    with pytest.raises(AnsibleFilterError, match='cannot read the client lock .*roles/ipu_k8s/files/nope.lock'):
+        client.ipu_k8s_role_requirements('nope.lock')
