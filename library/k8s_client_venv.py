@@ -29,8 +29,12 @@ options:
     required: true
   requirements:
     description:
-      - Exact pins, C(name==version) each. Anything else is refused, so that the installed set
-        is known and a rerun is a no-op.
+      - Exact pins, C(name==version) each, optionally followed by C(--hash=sha256:<hex>) options
+        (pip's requirements-file form). Anything else is refused, so that the installed set is known
+        and a rerun is a no-op.
+      - When one requirement carries hashes, every one must, and pip installs with
+        C(--require-hashes) from a requirements file; a file whose sha256 is not listed, or a
+        dependency that is not in the list, stops the install.
     type: list
     elements: str
     required: true
@@ -101,6 +105,10 @@ created:
   description: Whether the virtualenv was (or in check mode would be) created.
   returned: always
   type: bool
+hashes_checked:
+  description: Whether the requirements carry sha256 hashes, so that pip installs only files with those digests.
+  returned: always
+  type: bool
 '''
 
 import json
@@ -116,7 +124,9 @@ PROBE = (
     " for d in m.distributions() if d.metadata['Name']}))"
 )
 
-PIN = re.compile(r'^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([A-Za-z0-9][A-Za-z0-9.+!_-]*)\s*$')
+PIN = re.compile(r'^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([A-Za-z0-9][A-Za-z0-9.+!_-]*)'
+                 r'((?:\s+--hash=sha256:[0-9a-f]{64})*)\s*$')
+HASH = re.compile(r'--hash=sha256:([0-9a-f]{64})')
 
 
 def normalise(name):
@@ -124,18 +134,40 @@ def normalise(name):
     return re.sub(r'[-_.]+', '-', name).lower()
 
 
-def parse_pins(requirements):
-    """[(name, version)] of 'name==version' strings; ValueError naming the first other one."""
-    pins = []
+def parse_requirements(requirements):
+    """([(name, version)], {name: [sha256, ...]}) of 'name==version [--hash=sha256:HEX ...]'
+    strings; ValueError naming the first other one, or the first pin without hashes when
+    some have them."""
+    pins, hashes = [], {}
     for requirement in requirements:
         match = PIN.match(requirement)
         if not match:
+            shown = requirement if len(requirement) < 120 else requirement[:117] + '...'
             raise ValueError(
                 "requirement %r is not an exact pin: write it as name==version (for example "
-                "kubernetes==33.1.0), so that every host gets the same client and a rerun changes nothing"
-                % requirement)
+                "kubernetes==33.1.0), optionally with --hash=sha256:<64 hex digits> options, so that every "
+                "host gets the same client and a rerun changes nothing" % shown)
         pins.append((match.group(1), match.group(2)))
-    return pins
+        found = HASH.findall(match.group(3))
+        if found:
+            hashes[match.group(1)] = found
+    unhashed = [name for name, _version in pins if name not in hashes]
+    if hashes and unhashed:
+        raise ValueError('%s carry sha256 hashes but %s do not: pip checks either every package or none '
+                         '(--require-hashes); give every pin its hashes (scripts/lock-k8s-client writes them)'
+                         % (', '.join(sorted(hashes)), ', '.join(unhashed)))
+    return pins, hashes
+
+
+def parse_pins(requirements):
+    """[(name, version)] of the requirements (see parse_requirements)."""
+    return parse_requirements(requirements)[0]
+
+
+def requirements_text(pins, hashes):
+    """A pip requirements file of the pins, each with its hashes."""
+    return ''.join('%s==%s%s\n' % (name, version, ''.join(' --hash=sha256:%s' % h for h in hashes.get(name, [])))
+                   for name, version in pins)
 
 
 def unmet(pins, installed):
@@ -153,11 +185,14 @@ def source_args(wheel_dir, index_url):
     return []
 
 
-def pip_command(python, pins, wheel_dir='', index_url='', timeout=60):
+def pip_command(python, pins, wheel_dir='', index_url='', timeout=60, requirements_file=None):
+    """pip install of the pins; with requirements_file (the pins with their hashes), from that
+    file in --require-hashes mode."""
     return ([python, '-m', 'pip', 'install', '--disable-pip-version-check', '--no-input',
              '--timeout', str(timeout)]
             + source_args(wheel_dir, index_url)
-            + ['%s==%s' % pin for pin in pins])
+            + (['--require-hashes', '-r', requirements_file] if requirements_file
+               else ['%s==%s' % pin for pin in pins]))
 
 
 def report(pins, installed):
@@ -192,19 +227,23 @@ def main():
     path = module.params['path']
     wheel_dir = module.params['wheel_dir'] or ''
     try:
-        pins = parse_pins(module.params['requirements'])
+        pins, hashes = parse_requirements(module.params['requirements'])
     except ValueError as error:
         module.fail_json(msg='ipu_k8s_client_requirements: %s' % error)
     if not any(normalise(name) == 'kubernetes' for name, _version in pins):
         module.fail_json(msg='ipu_k8s_client_requirements %s pins no kubernetes==<version>: the '
-                             'kubernetes.core modules import that client; add it.' % module.params['requirements'])
+                             'kubernetes.core modules import that client; add it.'
+                         % ' '.join('%s==%s' % pin for pin in pins))
     if wheel_dir and not os.path.isdir(wheel_dir):
-        module.fail_json(msg='ipu_k8s_client_wheel_dir %s is not a directory on %s: copy the wheels '
-                             '(pip download %s) there, or leave it empty to install from the package index.'
-                             % (wheel_dir, os.uname()[1], ' '.join('%s==%s' % pin for pin in pins)))
+        module.fail_json(msg='ipu_k8s_client_wheel_dir %s is not a directory on %s: copy the wheels there '
+                             '(%s), or leave it empty to install from the package index.'
+                             % (wheel_dir, os.uname()[1],
+                                'pip download --require-hashes -r roles/ipu_k8s/files/kubernetes-client.lock'
+                                if hashes else 'pip download ' + ' '.join('%s==%s' % pin for pin in pins)))
 
     python = os.path.join(path, 'bin', 'python3')
-    result = dict(changed=False, python=python, ready=False, created=False, missing=[], installed={})
+    result = dict(changed=False, python=python, ready=False, created=False, missing=[], installed={},
+                  hashes_checked=bool(hashes))
 
     if not os.path.exists(python):
         result.update(changed=True, created=True)
@@ -222,7 +261,13 @@ def main():
     missing = unmet(pins, installed)
     result['missing'] = missing
     if missing and not module.check_mode:
-        command = pip_command(python, pins, wheel_dir, module.params['index_url'], module.params['pip_timeout'])
+        requirements_file = None
+        if hashes:
+            requirements_file = os.path.join(module.tmpdir, 'requirements.txt')
+            with open(requirements_file, 'w') as handle:
+                handle.write(requirements_text(pins, hashes))
+        command = pip_command(python, pins, wheel_dir, module.params['index_url'], module.params['pip_timeout'],
+                              requirements_file)
         rc, out, err = module.run_command(command)
         if rc != 0:
             source = wheel_dir and 'the wheels in %s' % wheel_dir or module.params['index_url'] or 'PyPI'

@@ -275,8 +275,8 @@ class Site:
         inventory_file = self.dir / 'hosts.yml'
         inventory_file.write_text(yaml.safe_dump(self.inventory(), sort_keys=False))
         args = {'path': str(self.client_venv), 'base_python': BASE_PYTHON, 'wheel_dir': str(self.wheel_dir),
-                'requirements': yaml.safe_load((ROOT / 'roles' / 'ipu_k8s' / 'defaults' / 'main.yml').read_text())[
-                    'ipu_k8s_client_requirements']}
+                'requirements': [line for line in (ROOT / 'roles' / 'ipu_k8s' / 'files' / 'kubernetes-client.lock')
+                                 .read_text().splitlines() if line[:1].isalnum()]}
         env = self.env()
         env['ANSIBLE_STDOUT_CALLBACK'] = 'ansible.builtin.minimal'
         proc = subprocess.run([str(Path(PYTHON).parent / 'ansible'), CONTROL_PLANE, '-i', str(inventory_file),

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -74,8 +73,9 @@ def cluster(k8s_bin):
         made.remove()
 
 
-CLIENT_PINS = yaml.safe_load((ROOT / 'roles' / 'ipu_k8s' / 'defaults' / 'main.yml').read_text())[
-    'ipu_k8s_client_requirements']
+# The role's locked client requirements (name==version --hash=sha256:...).
+CLIENT_PINS = [line for line in (ROOT / 'roles' / 'ipu_k8s' / 'files' / 'kubernetes-client.lock').read_text().splitlines()
+               if line[:1].isalnum()]
 # What Ubuntu 22.04's python3-kubernetes is: the control plane's system python holds it.
 OLD_CLIENT = 'kubernetes==12.0.1'
 

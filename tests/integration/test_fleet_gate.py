@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from netns_lab import ip_binary
+from netns_lab import SITE_PINS, ip_binary
 from playbook_runner import run_playbook
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +32,7 @@ def node_b_python(netns_factory, tmp_path_factory):
 
 
 def run_gate(tmp_path, node_b_python, bad_host_vars):
-    local = {'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}
+    local = dict(SITE_PINS, ansible_connection='local', ansible_python_interpreter=sys.executable)
     inventory = {'all': {
         'hosts': {'node-a': dict(local),
                   'node-b': dict(local, ansible_python_interpreter=node_b_python, **bad_host_vars)},

@@ -27,8 +27,10 @@ sys.path.insert(0, str(ROOT / 'tests'))
 from playbook_runner import run_playbook  # noqa: E402
 SYSTEM_PYTHON = '/usr/bin/python3'
 OLD_CLIENT = 'kubernetes==12.0.1'
-PINS = yaml.safe_load((ROOT / 'roles' / 'ipu_k8s' / 'defaults' / 'main.yml').read_text())[
-    'ipu_k8s_client_requirements']
+# The role's default requirements: every package pinned, each with its sha256 hashes.
+LOCK = ROOT / 'roles' / 'ipu_k8s' / 'files' / 'kubernetes-client.lock'
+LOCKED = [line for line in LOCK.read_text().splitlines() if line[:1].isalnum()]
+PINS = [line.split()[0] for line in LOCKED]
 
 
 def pip(python, *args, timeout=900):
@@ -146,7 +148,7 @@ def first_runs(tmp_path_factory, ubuntu_2204_python, namespace_api):
 
 def test_first_run_builds_the_pinned_client_beside_the_old_system_one(first_runs, ubuntu_2204_python):
     created = first_runs['first']['Keep the Kubernetes client virtualenv at the pinned versions']
-    assert created['changed'] and created['created']
+    assert created['changed'] and created['created'] and created['hashes_checked']
     python = first_runs['venv'] / 'bin' / 'python3'
     assert created['python'] == str(python)
     for pin in PINS:
@@ -201,7 +203,8 @@ def test_check_mode_without_the_virtualenv_creates_nothing_and_skips_the_api_tas
 
 def test_air_gapped_site_installs_from_the_wheel_directory_alone(tmp_path, ubuntu_2204_python, first_runs):
     wheels = tmp_path / 'wheels'
-    pip(ubuntu_2204_python, 'download', '--dest', str(wheels), *PINS)
+    # What the README tells an air-gapped site to run.
+    pip(ubuntu_2204_python, 'download', '--require-hashes', '-r', str(LOCK), '--dest', str(wheels))
     venv = tmp_path / 'venv'
     # pip gets --no-index: nothing may come from an index.
     tasks = run(tmp_path, venv, ubuntu_2204_python, first_runs['kubeconfig'], ipu_k8s_client_wheel_dir=str(wheels))
@@ -211,3 +214,29 @@ def test_air_gapped_site_installs_from_the_wheel_directory_alone(tmp_path, ubunt
     again = run(tmp_path, venv, ubuntu_2204_python, first_runs['kubeconfig'],
                 ipu_k8s_client_wheel_dir=str(wheels))
     assert changed(again) == []
+
+
+def test_a_wheel_whose_digest_is_not_the_locked_one_is_not_installed(tmp_path, ubuntu_2204_python, first_runs):
+    """The lock's hashes are checked: a wheel directory whose six wheel was altered (one
+    byte appended: still a valid zip) stops the install with pip's hash error, and the
+    virtualenv gets no client."""
+    wheels = tmp_path / 'wheels'
+    pip(ubuntu_2204_python, 'download', '--require-hashes', '-r', str(LOCK), '--dest', str(wheels))
+    six = next(wheels.glob('six-*.whl'))
+    six.write_bytes(six.read_bytes() + b'\0')
+    venv = tmp_path / 'venv'
+    (tmp_path / 'play.yml').write_text(yaml.safe_dump(PLAYBOOK, sort_keys=False))
+    (tmp_path / 'hosts.yml').write_text(yaml.safe_dump({'all': {'hosts': {'cp1': {
+        'ansible_connection': 'local', 'ansible_python_interpreter': str(ubuntu_2204_python)}}}}))
+    (tmp_path / 'extra.json').write_text(json.dumps(dict(
+        ipu_k8s_client_venv=str(venv), ipu_k8s_client_base_python=str(ubuntu_2204_python),
+        ipu_k8s_kubeconfig=str(first_runs['kubeconfig']), ipu_k8s_client_wheel_dir=str(wheels))))
+    result = run_playbook(tmp_path / 'play.yml', tmp_path / 'hosts.yml', tmp_path,
+                          envvars={'ANSIBLE_LOCAL_TEMP': str(tmp_path / 'ansible-tmp')},
+                          cmdline=['-e', '@%s' % (tmp_path / 'extra.json')], timeout=1200)
+    assert result.rc != 0
+    failed = [{'msg': msg} for msg in result.failure_messages()]  # every failed task (runner_on_failed)
+    assert len(failed) == 1 and 'DO NOT MATCH THE HASHES' in failed[0]['msg'], failed
+    assert 'six' in failed[0]['msg']
+    assert subprocess.run([str(venv / 'bin' / 'python3'), '-c', 'import kubernetes'],
+                          capture_output=True).returncode != 0

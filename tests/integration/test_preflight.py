@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from netns_lab import SITE_PINS
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 from playbook_runner import run_playbook  # noqa: E402
@@ -33,7 +35,7 @@ def run_preflight(tmp_path, extra_vars=None, groups=None, skip_tags=()):
     inv = tmp_path / "hosts.json"
     inv.write_text(json.dumps(inventory))
     ev = tmp_path / "vars.json"
-    ev.write_text(json.dumps(extra_vars or {}))
+    ev.write_text(json.dumps(dict(SITE_PINS, **(extra_vars or {}))))
     return run_playbook(ROOT / "playbooks" / "preflight.yml", inv, tmp_path,
                         cmdline=["-e", f"@{ev}", *[f"--skip-tags={t}" for t in skip_tags]], timeout=300)
 

@@ -154,3 +154,17 @@ def test_several_control_planes_without_an_endpoint_are_refused(node, tmp_path):
     hosts = {'poplar-01': {}, 'poplar-02': {}}
     assert_refused(run_preflight(node, tmp_path, hosts=hosts, control_plane=list(hosts)),
                    'kubeadm_control_plane_endpoint')
+
+
+def test_network_operator_release_without_a_checksum_is_refused(node, tmp_path):
+    # The default Kubernetes release takes network-operator 26.1.2 from NGC, which publishes
+    # no digest: a site that has not pinned the archive's sha256 is stopped before step 2.
+    assert_refused(run_preflight(node, tmp_path, hosts={'poplar-01': {'network_operator_chart_sha256': ''}}),
+                   'network-operator 26.1.2 comes from https://helm.ngc.nvidia.com/nvidia',
+                   'network_operator_chart_sha256 is empty',
+                   'sha256sum network-operator-26.1.2.tgz', 'network_operator_chart_local_path')
+
+
+def test_network_operator_checksum_that_is_not_one_is_refused(node, tmp_path):
+    assert_refused(run_preflight(node, tmp_path, hosts={'poplar-01': {'network_operator_chart_sha256': 'sha256:abc'}}),
+                   'network_operator_chart_sha256 is "sha256:abc"', '64 lowercase hex digits')

@@ -74,11 +74,16 @@ def test_reset_without_confirmation_is_refused(node):
     ['--skip-tags', 'always', '--start-at-task', 'Look for kubeadm'],
     ['--skip-tags', 'always', '--tags', 'reset_kubeadm,reset_cni'],
     ['--tags', 'reset_cni', '--start-at-task', 'Remove the CNI configuration and state the cluster layers created'],
+    ['--skip-tags', 'always', '--tags', 'reset_kubeadm', '--start-at-task', 'Look for kubeadm'],
+    ['--skip-tags', 'always', '--start-at-task', 'Remove the admin kubeconfig of each user'],
+    ['--skip-tags', 'always,reset_cluster_objects,reset_cni,reset_netfilter'],
 ], ids=['skip-always', 'start-at-kubeadm', 'start-at-cni', 'skip-always+start', 'skip-always+tags',
-        'tags+start'])
-def test_skipped_assert_still_changes_nothing(node, args):
+        'tags+start', 'skip-always+tags+start', 'skip-always+start-at-last-step', 'skip-always-and-most-steps'])
+def test_skipped_assert_still_refuses(node, args):
     result = run_reset(node, *args)
     assert untouched(node), result.stdout[-3000:]
+    assert result.rc != 0, result.stdout[-3000:]
+    assert any('run it again with -e reset_confirm=true' in m for m in result.failures().values()), result.stdout[-3000:]
     assert result.changed() == 0, result.stdout[-3000:]
 
 

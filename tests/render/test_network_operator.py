@@ -126,7 +126,11 @@ def test_chart_archive_digest_is_the_repositorys_where_it_publishes_one(chart_ve
     archive = RELEASES[chart_version].get('chart_archive')
     row = ROWS[chart_version]
     if archive is None:
-        assert 'chart_sha256' not in row and 'chart_url' not in row
+        # NGC publishes the archive at <repo>/charts/<name>-<version>.tgz (network-operator-docs,
+        # docs/life-cycle-management.rst: `helm fetch .../charts/network-operator-|helm-chart-version|.tgz`)
+        # but no digest readable here: the row carries none and the site must give one.
+        assert 'chart_sha256' not in row
+        assert row['chart_url'] == '%s/charts/network-operator-%s.tgz' % (row['repo_url'], chart_version)
     else:
         assert (row['chart_url'], row['chart_sha256']) == (archive['url'], archive['sha256'])
 
@@ -168,10 +172,51 @@ def test_unsupported_kubernetes_minor_is_refused_with_a_way_out(kubernetes_versi
     assert '1.17-1.24, 1.25-1.25, 1.29-1.32, 1.33-1.33, 1.34-1.35' in message
 
 
-def test_each_repository_url_has_its_own_name():
-    """Helm refuses to re-point a registered name at another URL."""
-    pairs = set((row['repo_name'], row['repo_url']) for row in chart_table())
-    assert len(set(name for name, _ in pairs)) == len(set(url for _, url in pairs)) == len(pairs)
+def test_every_row_names_an_archive_of_its_repository():
+    for row in chart_table():
+        assert row['chart_url'].startswith(row['repo_url'] + '/')
+        assert row['chart_url'].endswith('/network-operator-%s.tgz' % row['chart_version'])
+
+
+SITE_SHA = 'ab' * 32
+CHECK_VERIFIABLE = 'Check the chart can be verified before it is installed'
+
+
+@pytest.mark.parametrize('chart_version', ['25.4.0', '25.7.0', '26.1.2'])
+def test_release_without_a_published_digest_is_refused_until_the_site_gives_one(chart_version):
+    variables = {'network_operator_chart_version': chart_version}
+    ok, message = assert_task_holds('network_operator', 'select.yml', CHECK_VERIFIABLE, variables)
+    assert not ok
+    assert 'network_operator_chart_sha256 is empty' in message
+    assert 'sha256sum network-operator-%s.tgz' % chart_version in message
+    assert ROWS[chart_version]['chart_url'] in message
+    for site in ({'network_operator_chart_sha256': SITE_SHA}, {'network_operator_chart_local_path': '/srv/no.tgz'}):
+        ok, _ = assert_task_holds('network_operator', 'select.yml', CHECK_VERIFIABLE, dict(variables, **site))
+        assert ok, site
+
+
+def test_site_digest_is_the_one_the_archive_is_checked_against():
+    tasks = load_role_yaml('network_operator', 'tasks/repository.yml')
+    block = next(t for t in tasks if t['name'] == 'Fetch and check the chart archive of the row')['block']
+    download = next(t for t in block if 'ansible.builtin.get_url' in t)['ansible.builtin.get_url']
+    variables = {'network_operator_chart_version': '26.1.2', 'network_operator_chart_sha256': SITE_SHA}
+    assert role_expression('network_operator', download['checksum'], variables) == 'sha256:' + SITE_SHA
+    assert role_expression('network_operator', download['url'], variables) == ROWS['26.1.2']['chart_url']
+
+
+@pytest.mark.parametrize('site_sha, expected', [
+    ('ABC', 'it must be the archive\'s sha256, 64 lowercase hex digits'),
+    (SITE_SHA, 'archive has sha256 ' + RELEASES['1.4.0']['chart_archive']['sha256']),
+])
+def test_bad_or_contradicting_site_digest_is_refused(site_sha, expected):
+    ok, message = assert_task_holds('network_operator', 'select.yml', CHECK_VERIFIABLE,
+                                    {'network_operator_chart_version': '1.4.0', 'network_operator_chart_sha256': site_sha})
+    assert not ok
+    assert expected in message
+    ok, _ = assert_task_holds('network_operator', 'select.yml', CHECK_VERIFIABLE,
+                              {'network_operator_chart_version': '1.4.0',
+                               'network_operator_chart_sha256': RELEASES['1.4.0']['chart_archive']['sha256']})
+    assert ok
 
 
 def test_chart_version_override_wins_over_the_kubernetes_minor():
@@ -377,20 +422,17 @@ def release_task():
                 if t['name'] == 'Install the NVIDIA Network Operator chart')
 
 
-@pytest.mark.parametrize('chart_version, local_path, expected_ref, expected_version', [
-    ('1.4.0', '', '/var/cache/ipu-k8s/charts/network-operator-1.4.0.tgz', None),
-    ('25.4.0', '', 'nvidia-ngc/network-operator', '25.4.0'),
-    ('1.4.0', '/srv/network-operator-1.4.0.tgz', '/srv/network-operator-1.4.0.tgz', None),
+@pytest.mark.parametrize('chart_version, local_path, expected_ref', [
+    ('1.4.0', '', '/var/cache/ipu-k8s/charts/network-operator-1.4.0.tgz'),
+    ('25.4.0', '', '/var/cache/ipu-k8s/charts/network-operator-25.4.0.tgz'),
+    ('1.4.0', '/srv/network-operator-1.4.0.tgz', '/srv/network-operator-1.4.0.tgz'),
 ])
-def test_chart_comes_from_the_verified_archive_when_the_row_has_one(chart_version, local_path, expected_ref,
-                                                                   expected_version):
+def test_chart_comes_from_a_checked_file(chart_version, local_path, expected_ref):
     task = release_task()['kubernetes.core.helm']
     variables = {'network_operator_chart_version': chart_version, 'network_operator_chart_local_path': local_path}
     assert ' '.join(role_expression('network_operator', task['chart_ref'], variables).split()) == expected_ref
-    # The task omits chart_version for a file: ask for the condition it omits on.
-    omitted = task['chart_version'].replace('omit if', "'(omitted)' if")
-    version = role_expression('network_operator', omitted, variables)
-    assert version == (expected_version or '(omitted)')
+    # A file carries its version: nothing is asked of a repository.
+    assert 'chart_version' not in task and 'update_repo_cache' not in task
 
 
 def test_archive_download_checks_the_rows_sha256():

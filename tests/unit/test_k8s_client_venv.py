@@ -66,3 +66,42 @@ def test_check_mode_reports_a_missing_virtualenv_without_creating_it(run_module,
     assert result['changed'] and result['created'] and not result['ready']
     assert result['missing'] == ['kubernetes==33.1.0']
     assert not (tmp_path / 'v').exists()
+
+
+A, B = 'a' * 64, 'b' * 64
+ROOT = __import__('pathlib').Path(__file__).resolve().parents[2]
+LOCK = ROOT / 'roles' / 'ipu_k8s' / 'files' / 'kubernetes-client.lock'
+
+
+def test_pins_with_hashes_are_parsed_with_their_hashes():
+    pins, hashes = venv.parse_requirements(['kubernetes==33.1.0 --hash=sha256:%s --hash=sha256:%s' % (A, B),
+                                            'six==1.17.0 --hash=sha256:%s' % A])
+    assert pins == [('kubernetes', '33.1.0'), ('six', '1.17.0')]
+    assert hashes == {'kubernetes': [A, B], 'six': [A]}
+    assert venv.requirements_text(pins, hashes) == (
+        'kubernetes==33.1.0 --hash=sha256:%s --hash=sha256:%s\nsix==1.17.0 --hash=sha256:%s\n' % (A, B, A))
+
+
+def test_hashes_on_some_pins_only_are_refused():
+    with pytest.raises(ValueError, match='kubernetes carry sha256 hashes but six do not'):
+        venv.parse_requirements(['kubernetes==33.1.0 --hash=sha256:%s' % A, 'six==1.17.0'])
+
+
+@pytest.mark.parametrize('option', ['--hash=md5:%s' % A, '--hash=sha256:abc', '--index-url=http://x'])
+def test_an_option_other_than_a_sha256_hash_is_refused(option):
+    with pytest.raises(ValueError, match='not an exact pin'):
+        venv.parse_requirements(['kubernetes==33.1.0 %s' % option])
+
+
+def test_hashed_pins_install_from_a_requirements_file_in_require_hashes_mode():
+    command = venv.pip_command('/v/bin/python3', [('kubernetes', '33.1.0')], wheel_dir='/srv/wheels',
+                               requirements_file='/tmp/r.txt')
+    assert command[-6:] == ['--no-index', '--find-links', '/srv/wheels', '--require-hashes', '-r', '/tmp/r.txt']
+    assert 'kubernetes==33.1.0' not in command
+
+
+def test_the_roles_lock_pins_every_package_with_hashes_and_the_client():
+    lines = [line for line in LOCK.read_text().splitlines() if line[:1].isalnum()]
+    pins, hashes = venv.parse_requirements(lines)
+    assert ('kubernetes', '33.1.0') in pins and len(hashes) == len(pins) >= 20
+    assert len({venv.normalise(name) for name, _ in pins}) == len(pins)
