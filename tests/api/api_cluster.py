@@ -16,12 +16,16 @@ import signal
 import socket
 import ssl
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
 import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from testlib import process_alive  # noqa: E402  (tests/testlib.py)
 
 RUN_PREFIX = 'ipu-k8s-api-'
 K8S_VERSION = 'v1.20.2'
@@ -31,16 +35,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))
         return s.getsockname()[1]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _cmdline(pid: int) -> list[str]:
@@ -53,14 +47,14 @@ def _cmdline(pid: int) -> list[str]:
 def _kill(pid: int, binary: str) -> None:
     """SIGTERM, then SIGKILL, a recorded process; only if it still runs the recorded binary
     (a PID reused by another program is left alone)."""
-    if not _alive(pid) or (_cmdline(pid) or [''])[0] != binary:
+    if not process_alive(pid) or (_cmdline(pid) or [''])[0] != binary:
         return
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
         return
     for _ in range(50):
-        if not _alive(pid):
+        if not process_alive(pid):
             return
         time.sleep(0.1)
     try:
@@ -79,7 +73,7 @@ def sweep_stale(base: Path | None = None) -> list[str]:
             data = json.loads(record.read_text())
         except (OSError, ValueError):
             continue
-        if _alive(data.get('owner', 0)):
+        if process_alive(data.get('owner', 0)):
             continue
         for proc in reversed(data.get('processes', [])):
             _kill(proc['pid'], proc['binary'])
@@ -181,7 +175,7 @@ class Cluster:
                     return
             except OSError:
                 pass
-            dead = [p['name'] for p in self.processes if not _alive(p['pid'])]
+            dead = [p['name'] for p in self.processes if not process_alive(p['pid'])]
             if dead:
                 raise RuntimeError('%s exited while waiting for %s:\n%s' % (dead, what, self.log_tail(dead[0])))
             time.sleep(0.5)

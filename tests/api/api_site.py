@@ -1,4 +1,4 @@
-"""A test site for the API tier: the real playbooks, run by ansible-playbook against the
+"""A test site for the API tier: the real playbooks, run through ansible-runner against the
 test cluster (api_cluster.py), with every path they write pointed into a temp directory.
 
 Inventory: control_plane=[cp1] (connection local; its kubeconfig is the test server's),
@@ -27,12 +27,14 @@ from pathlib import Path
 
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from playbook_runner import HostView, run_playbook, task_name  # noqa: E402  (tests/playbook_runner.py)
+
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / 'tests' / 'schemas'
 PYTHON = sys.executable
 # The system python of the control plane (creates the client virtualenv).
 BASE_PYTHON = '/usr/bin/python3'
-ANSIBLE_PLAYBOOK = str(Path(PYTHON).parent / 'ansible-playbook')
 SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 
 CONTROL_PLANE = 'cp1'
@@ -45,42 +47,24 @@ NODE_RDMA_ADDRESSES = {'poplar-01': '10.247.208.21/23', 'poplar-02': '10.247.208
 VIPU_LABEL = 'vipu-ctrl=pod001'
 
 
-class PlaybookRun:
-    """The outcome of one ansible-playbook run (ansible.posix.json callback)."""
+class PlaybookRun(HostView):
+    """The outcome of one playbook run, read from ansible-runner's events
+    (tests/playbook_runner.py); .data lays them out as the ansible.posix.json callback did."""
 
-    def __init__(self, argv, proc):
+    def __init__(self, argv, run):
+        super().__init__(run)
         self.argv = argv
-        self.rc = proc.returncode
-        self.stdout = proc.stdout
-        self.stderr = proc.stderr
-        try:
-            self.data = json.loads(proc.stdout[proc.stdout.index('{'):])
-        except ValueError:
-            raise AssertionError('ansible-playbook printed no JSON (rc=%d)\nstdout:\n%s\nstderr:\n%s'
-                                 % (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
-
-    @property
-    def stats(self) -> dict:
-        return self.data['stats']
 
     def changed_tasks(self) -> list[str]:
         """'host: task' for every task result that reported a change."""
-        out = []
-        for play in self.data['plays']:
-            for entry in play['tasks']:
-                for host, result in entry['hosts'].items():
-                    if result.get('changed'):
-                        out.append('%s: %s' % (host, entry['task']['name']))
-        return out
+        return ['%s: %s' % (e['event_data']['host'], task_name(e['event_data'])) for e in self.run.host_events()
+                if (e['event_data'].get('res') or {}).get('changed')]
 
     def failures(self) -> list[str]:
-        out = []
-        for play in self.data['plays']:
-            for entry in play['tasks']:
-                for host, result in entry['hosts'].items():
-                    if result.get('failed') or result.get('unreachable'):
-                        out.append('%s: %s: %s' % (host, entry['task']['name'], result.get('msg', '')))
-        return out
+        """'host: task: msg' of every failed or unreachable result (the event's msg)."""
+        return ['%s: %s: %s' % (e['event_data']['host'], task_name(e['event_data']),
+                                (e['event_data'].get('res') or {}).get('msg', ''))
+                for e in self.run.host_events() if e['event'] in ('runner_on_failed', 'runner_on_unreachable')]
 
     def failed_hosts(self) -> list[str]:
         return [h for h, s in self.stats.items() if s.get('failures') or s.get('unreachable')]
@@ -88,7 +72,7 @@ class PlaybookRun:
     def results(self, task: str) -> dict:
         """host -> result of the task named `task` (role prefix optional)."""
         found = {}
-        for play in self.data['plays']:
+        for play in self.run.plays():
             for entry in play['tasks']:
                 name = entry['task']['name']
                 if name == task or name.endswith(' : ' + task):
@@ -96,8 +80,8 @@ class PlaybookRun:
         return found
 
     def explain(self) -> str:
-        return 'rc=%d %s\nfailures: %s\nchanged: %s\nstderr:\n%s' % (
-            self.rc, ' '.join(self.argv[-4:]), self.failures(), self.changed_tasks(), self.stderr[-2000:])
+        return 'rc=%s %s\nfailures: %s\nchanged: %s\noutput:\n%s' % (
+            self.rc, ' '.join(self.argv[-4:]), self.failures(), self.changed_tasks(), self.stdout[-2000:])
 
     def assert_ok(self) -> 'PlaybookRun':
         assert self.rc == 0 and not self.failed_hosts(), self.explain()
@@ -311,7 +295,6 @@ class Site:
             'ANSIBLE_HOME': str(self.home / 'ansible'),
             'ANSIBLE_LOCAL_TEMP': str(self.home / 'ansible-local'),
             'ANSIBLE_REMOTE_TEMP': str(self.home / 'ansible-remote'),
-            'ANSIBLE_STDOUT_CALLBACK': 'ansible.posix.json',
             'ANSIBLE_NOCOLOR': '1',
             'KUBECONFIG': str(self.cluster.kubeconfig),
         })
@@ -321,14 +304,14 @@ class Site:
              inventory: dict | None = None, timeout: int = 600) -> PlaybookRun:
         inventory_file = self.dir / 'hosts.yml'
         inventory_file.write_text(yaml.safe_dump(inventory or self.inventory(), sort_keys=False))
-        argv = [ANSIBLE_PLAYBOOK, '-i', str(inventory_file)]
+        argv = []
         merged = {**self.extra_vars, **(extra_vars or {})}
         if merged:
             vars_file = self.dir / 'extra-vars.json'
             vars_file.write_text(json.dumps(merged))
             argv += ['-e', '@%s' % vars_file]
-        argv += [*args, str(ROOT / 'playbooks' / playbook)]
-        proc = subprocess.run(argv, cwd=str(ROOT), env=self.env(), capture_output=True, text=True,
-                              timeout=timeout, check=False)
-        return PlaybookRun(argv, proc)
+        argv += [*args]
+        run = run_playbook(ROOT / 'playbooks' / playbook, inventory_file, self.dir / 'runs', envvars=self.env(),
+                           cmdline=argv, clean_env=True, timeout=timeout)
+        return PlaybookRun(argv + [playbook], run)
 

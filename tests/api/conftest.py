@@ -19,6 +19,7 @@ sys.path.insert(0, str(ROOT / 'tests' / 'integration'))
 from api_cluster import Cluster, sweep_stale  # noqa: E402
 from netns_lab import create_netns, ip_binary, sweep_stale_namespaces  # noqa: E402
 from api_site import BASE_PYTHON, NODES, Site  # noqa: E402
+from testlib import namespace_factory  # noqa: E402  (tests/testlib.py)
 
 
 @pytest.fixture(scope='session')
@@ -48,19 +49,8 @@ def _sweep_stale_runs():
 
 @pytest.fixture(scope='module')
 def netns_factory():
-    made = []
-
-    def make(role):
-        namespace = create_netns(role)
-        made.append(namespace)
-        namespace.ip('link set lo up')
-        return namespace
-
-    try:
+    with namespace_factory(create_netns) as make:
         yield make
-    finally:
-        for namespace in made:
-            namespace.delete()
 
 
 def _start(k8s_bin):

@@ -9,6 +9,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from netns_lab import LAB_HOSTS, create_netns, ip_binary, sweep_stale_namespaces, veth  # noqa: E402
+from testlib import namespace_factory  # noqa: E402  (tests/testlib.py)
 
 
 @pytest.fixture(scope='session')
@@ -20,19 +21,8 @@ def netns_factory():
     if ip_binary() is None:
         pytest.skip('integration tests need iproute2 (`ip`): apt-get install iproute2')
     sweep_stale_namespaces()
-    made = []
-
-    def make(role):
-        namespace = create_netns(role)
-        made.append(namespace)
-        namespace.ip('link set lo up')
-        return namespace
-
-    try:
+    with namespace_factory(create_netns) as make:
         yield make
-    finally:
-        for namespace in made:
-            namespace.delete()
 
 
 # --- the lab: one IPU node and the fabric it is wired to ----------------------------------

@@ -9,7 +9,6 @@ name lookups inside a namespace stay inside it (its own /etc/hosts and a resolv.
 points at the namespace's loopback), so no traffic leaves the namespaces.
 """
 
-import json
 import os
 import secrets
 import shutil
@@ -19,6 +18,10 @@ import time
 from pathlib import Path
 
 import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import playbook_runner  # noqa: E402  (tests/playbook_runner.py)
+from testlib import process_alive  # noqa: E402  (tests/testlib.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAYBOOKS = Path(__file__).resolve().parent / 'playbooks'
@@ -86,16 +89,6 @@ def create_netns(role):
     return namespace
 
 
-def _process_alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _age_seconds(name):
     for path in (Path('/run/netns') / name, NETNS_ETC / name):
         try:
@@ -119,7 +112,7 @@ def sweep_stale_namespaces():
     for name in names:
         owner = name[len(PREFIX):].split('-')[0]
         if owner.isdigit():
-            if _process_alive(int(owner)):
+            if process_alive(int(owner)):
                 continue  # another test run, still going
         elif _age_seconds(name) < STALE_AFTER_SECONDS:
             continue
@@ -137,27 +130,10 @@ def veth(name, peer, peer_netns, mtu, *addresses, peer_addresses=()):
     return commands, ['addr add %s dev %s' % (a, peer) for a in peer_addresses] + ['link set %s up' % peer]
 
 
-class PlaybookRun:
-    """The outcome of one ansible-playbook run, read from the ansible.posix.json callback."""
-
-    def __init__(self, data, stdout, stderr):
-        self.data = data
-        self.stdout = stdout
-        self.stderr = stderr
-
-    def result(self, task, host):
-        """The result of task (its name) on host; fails the test when it did not run there."""
-        for play in self.data['plays']:
-            for entry in play['tasks']:
-                if entry['task']['name'] == task and host in entry['hosts']:
-                    found = entry['hosts'][host]
-                    if not found.get('skipped'):
-                        return found
-        raise AssertionError('task %r did not run on %s. stderr:\n%s' % (task, host, self.stderr[-3000:]))
-
-    @property
-    def stats(self):
-        return self.data['stats']
+class PlaybookRun(playbook_runner.HostView):
+    """The outcome of one playbook run in a namespace, read from ansible-runner's events
+    (tests/playbook_runner.py): .stats, .data, .result(task, host), .failures(), .events,
+    .stdout (the printed output)."""
 
 
 def ansible_env(workdir):
@@ -177,30 +153,25 @@ def ansible_env(workdir):
     }
 
 
-def run_playbook(netns, playbook, inventory, workdir, env=None):
-    """ansible-playbook PLAYBOOK inside netns, with a generated YAML inventory -> PlaybookRun.
+def run_playbook(netns, playbook, inventory, workdir, env=None, cmdline=None):
+    """PLAYBOOK through ansible-runner, ansible-playbook inside netns, with a generated YAML
+    inventory -> PlaybookRun.
 
     Connection local, the venv's python on the hosts; the environment is built from
     scratch so nothing from the caller's shell (IPUOF_VIPU_API_*, PATH) leaks in.
+    cmdline: extra ansible-playbook arguments (a list, e.g. ['--check']).
     """
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     inventory_file = workdir / 'inventory.yml'
     inventory_file.write_text(yaml.safe_dump(inventory, sort_keys=False))
     run_env = ansible_env(workdir)
-    run_env['ANSIBLE_STDOUT_CALLBACK'] = 'ansible.posix.json'
     run_env.update(env or {})
-    proc = subprocess.run([ip_binary(), 'netns', 'exec', netns.name, ANSIBLE_PLAYBOOK, '-i', str(inventory_file),
-                           str(PLAYBOOKS / playbook)],
-                          cwd=str(ROOT), env=run_env, capture_output=True, text=True, timeout=300, check=False)
-    try:
-        data = json.loads(proc.stdout[proc.stdout.index('{'):])
-    except ValueError:
-        raise AssertionError('ansible-playbook printed no JSON (rc=%d)\nstdout:\n%s\nstderr:\n%s'
-                             % (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
-    run = PlaybookRun(data, proc.stdout, proc.stderr)
+    run = PlaybookRun(playbook_runner.run_playbook(PLAYBOOKS / playbook, inventory_file, workdir, envvars=run_env, cmdline=cmdline,
+                                                   netns=netns.name, clean_env=True, timeout=300))
+    assert run.status in ('successful', 'failed'), 'run %s (rc=%s)\n%s' % (run.status, run.rc, run.stdout[-3000:])
     unreachable = [h for h, s in run.stats.items() if s.get('unreachable')]
-    assert not unreachable, 'hosts unreachable: %s\n%s' % (unreachable, proc.stderr[-3000:])
+    assert not unreachable, 'hosts unreachable: %s\n%s' % (unreachable, run.stdout[-3000:])
     return run
 
 

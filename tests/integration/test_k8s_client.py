@@ -1,5 +1,5 @@
 """The Kubernetes client virtualenv (roles/ipu_k8s/tasks/k8s_client.yml), run for real on
-this machine with ansible-playbook (connection local), on a host shaped like an Ubuntu 22.04
+this machine through ansible-runner (connection local), on a host shaped like an Ubuntu 22.04
 control plane: its "system python" (a virtualenv made here, standing for /usr/bin/python3)
 has the distribution's Kubernetes client 12.0.1, which kubernetes.core 6.2.0 does not
 support ("kubernetes<24.2.0 is not supported or tested"; no server-side dry run in check mode
@@ -13,7 +13,6 @@ python gets the old one. A second run changes nothing; check mode creates nothin
 the API task when the virtualenv does not exist yet. Needs PyPI (pip install/download)."""
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +23,8 @@ import yaml
 from json_api import JsonApi
 
 ROOT = Path(__file__).resolve().parents[2]
-ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
+sys.path.insert(0, str(ROOT / 'tests'))
+from playbook_runner import run_playbook  # noqa: E402
 SYSTEM_PYTHON = '/usr/bin/python3'
 OLD_CLIENT = 'kubernetes==12.0.1'
 # The role's default requirements: every package pinned, each with its sha256 hashes.
@@ -121,16 +121,13 @@ def run(tmp_path, venv, system_python, kubeconfig, *options, **extra):
     extra_vars = dict(ipu_k8s_client_venv=str(venv), ipu_k8s_client_base_python=str(system_python),
                       ipu_k8s_kubeconfig=str(kubeconfig), **extra)
     (tmp_path / 'extra.json').write_text(json.dumps(extra_vars))
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'), ANSIBLE_STDOUT_CALLBACK='ansible.builtin.json',
-               ANSIBLE_NOCOLOR='1', ANSIBLE_LOCAL_TEMP=str(tmp_path / 'ansible-tmp'))
-    result = subprocess.run([ANSIBLE_PLAYBOOK, '-i', str(tmp_path / 'hosts.yml'), str(tmp_path / 'play.yml'),
-                             '-e', '@%s' % (tmp_path / 'extra.json'), *options],
-                            cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=1200)
-    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
-    report = json.loads(result.stdout)
-    # Task names without their role prefix ("ipu_k8s : ").
+    result = run_playbook(tmp_path / 'play.yml', tmp_path / 'hosts.yml', tmp_path,
+                          envvars={'ANSIBLE_LOCAL_TEMP': str(tmp_path / 'ansible-tmp')},
+                          cmdline=['-e', '@%s' % (tmp_path / 'extra.json'), *options], timeout=1200)
+    assert result.rc == 0, result.stdout[-6000:]
+    # Each task's result on cp1 (runner_on_ok/skipped events), named without the role prefix.
     return {task['task']['name'].split(' : ', 1)[-1]: task['hosts']['cp1']
-            for play in report['plays'] for task in play['tasks']}
+            for play in result.plays() for task in play['tasks'] if 'cp1' in task['hosts']}
 
 
 def changed(tasks):
@@ -234,14 +231,11 @@ def test_a_wheel_whose_digest_is_not_the_locked_one_is_not_installed(tmp_path, u
     (tmp_path / 'extra.json').write_text(json.dumps(dict(
         ipu_k8s_client_venv=str(venv), ipu_k8s_client_base_python=str(ubuntu_2204_python),
         ipu_k8s_kubeconfig=str(first_runs['kubeconfig']), ipu_k8s_client_wheel_dir=str(wheels))))
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'), ANSIBLE_STDOUT_CALLBACK='ansible.builtin.json',
-               ANSIBLE_NOCOLOR='1', ANSIBLE_LOCAL_TEMP=str(tmp_path / 'ansible-tmp'))
-    result = subprocess.run([ANSIBLE_PLAYBOOK, '-i', str(tmp_path / 'hosts.yml'), str(tmp_path / 'play.yml'),
-                             '-e', '@%s' % (tmp_path / 'extra.json')],
-                            cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=1200)
-    assert result.returncode != 0
-    failed = [task['hosts']['cp1'] for play in json.loads(result.stdout)['plays'] for task in play['tasks']
-              if task['hosts']['cp1'].get('failed')]
+    result = run_playbook(tmp_path / 'play.yml', tmp_path / 'hosts.yml', tmp_path,
+                          envvars={'ANSIBLE_LOCAL_TEMP': str(tmp_path / 'ansible-tmp')},
+                          cmdline=['-e', '@%s' % (tmp_path / 'extra.json')], timeout=1200)
+    assert result.rc != 0
+    failed = [{'msg': msg} for msg in result.failure_messages()]  # every failed task (runner_on_failed)
     assert len(failed) == 1 and 'DO NOT MATCH THE HASHES' in failed[0]['msg'], failed
     assert 'six' in failed[0]['msg']
     assert subprocess.run([str(venv / 'bin' / 'python3'), '-c', 'import kubernetes'],

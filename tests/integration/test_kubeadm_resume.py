@@ -1,7 +1,7 @@
 """kubeadm init interrupted after its kubeconfig phase is never taken as done, and one
 whose control plane came up is finished with kubeadm's own phases.
 
-The real roles/kubeadm/tasks/init.yml runs through ansible-playbook on this machine over
+The real roles/kubeadm/tasks/init.yml runs through ansible-runner (its events read) on this machine over
 the local connection, every path under tmp_path. `kubeadm` and `kubectl` are stand-ins
 on PATH: kubeadm writes what each phase writes (files, or cluster objects recorded as
 files in a state directory) and logs its arguments; kubectl answers /readyz and `get`
@@ -9,7 +9,6 @@ from that state directory.
 """
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,6 +16,8 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / 'tests'))
+from playbook_runner import run_playbook  # noqa: E402
 
 KUBEADM = '''#!/bin/sh
 # kubeadm stand-in. STOP_AFTER names the init phase after which `kubeadm init` dies.
@@ -78,13 +79,10 @@ def node(tmp_path):
 
 
 def run(node, stop_after=''):
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'), ANSIBLE_NOCOLOR='1', STOP_AFTER=stop_after,
-               PATH=f"{node['bin']}:{os.environ['PATH']}")
-    result = subprocess.run(
-        [str(Path(sys.executable).with_name('ansible-playbook')), '-i', str(node['dir'] / 'hosts.json'),
-         '-e', f"@{node['dir'] / 'vars.json'}", str(node['dir'] / 'play.yml')],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
-    return result, ' '.join(result.stdout.split())
+    env = {'STOP_AFTER': stop_after, 'PATH': f"{node['bin']}:{os.environ['PATH']}"}
+    result = run_playbook(node['dir'] / 'play.yml', node['dir'] / 'hosts.json', node['dir'], envvars=env,
+                          cmdline=['-e', f"@{node['dir'] / 'vars.json'}"], timeout=300)
+    return result, result.text()
 
 
 def calls(node):
@@ -93,10 +91,10 @@ def calls(node):
 
 def test_init_killed_after_kubeconfig_is_reported_not_skipped(node):
     first, _ = run(node, stop_after='kubeconfig')
-    assert first.returncode != 0
+    assert first.rc != 0
     assert (node['k'] / 'admin.conf').exists()          # what the old `creates:` guard looked for
     again, text = run(node)
-    assert again.returncode != 0, text[-3000:]
+    assert again.rc != 0, again.stdout[-3000:]
     assert 'kubeadm init on cp1 stopped after the "kubeconfig" phase' in text
     assert 'Run `kubeadm reset -f` on cp1' in text
     # The re-run neither re-ran init over the half state nor went on as if it were done.
@@ -105,22 +103,22 @@ def test_init_killed_after_kubeconfig_is_reported_not_skipped(node):
 
 def test_init_killed_after_the_control_plane_started_is_finished_with_phases(node):
     first, _ = run(node, stop_after='kubelet-start')
-    assert first.returncode != 0
+    assert first.rc != 0
     again, text = run(node)
-    assert again.returncode == 0, text[-3000:]
+    assert again.rc == 0, again.stdout[-3000:]
     assert 'stopped after the control plane came up' in text
     phases = [c.split('--config')[0].split()[2:] for c in calls(node)[1:]]
     assert phases == [['upload-config', 'all'], ['mark-control-plane'], ['bootstrap-token'],
                       ['kubelet-finalize', 'all'], ['addon', 'all']]
     # And now complete: a third run runs nothing.
-    third, text = run(node)
-    assert third.returncode == 0 and 'changed=0' in text, text[-3000:]
+    third, _ = run(node)
+    assert third.rc == 0 and third.changed() == 0, third.stdout[-3000:]
     assert len(calls(node)) == 6
 
 
 def test_complete_init_runs_once(node):
-    first, text = run(node)
-    assert first.returncode == 0, text[-3000:]
-    second, text = run(node)
-    assert second.returncode == 0 and 'changed=0' in text, text[-3000:]
+    first, _ = run(node)
+    assert first.rc == 0, first.stdout[-3000:]
+    second, _ = run(node)
+    assert second.rc == 0 and second.changed() == 0, second.stdout[-3000:]
     assert len(calls(node)) == 1

@@ -26,16 +26,14 @@ def preflight(lab, tmp_path, **overrides):
 
 
 def failure_messages(run):
-    return [result.get('msg', '') for play in run.data['plays'] for task in play['tasks']
-            for result in task['hosts'].values() if result.get('failed')]
+    """The msg of every runner_on_failed event of the run."""
+    return run.failure_messages()
 
 
 def test_preflight_passes_and_derives_the_rdma_subnet_from_the_interface(lab, tmp_path):
     run = preflight(lab, tmp_path)
     assert run.stats['poplar-01']['failures'] == 0, failure_messages(run)
-    derived = [result['rdma_network'] for play in run.data['plays'] for task in play['tasks']
-               if task['task']['name'].endswith('Derive the RDMA interface, subnet, MTU and excluded range')
-               for result in task['hosts'].values()]
+    derived = [run.result('Derive the RDMA interface, subnet, MTU and excluded range', 'poplar-01')['rdma_network']]
     assert [(d['interface'], d['cidr'], d['mtu'], d['excludes']) for d in derived] == [
         ('rdma0', '10.247.208.0/23', 9000, ['10.247.208.0/25'])]
 

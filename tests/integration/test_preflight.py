@@ -1,12 +1,10 @@
 """Preflight refuses bad inventories and variables before any layer changes a node.
 
-Runs the real playbooks/preflight.yml through ansible-playbook against this machine over
-the local connection. Preflight only reads (facts, /proc/swaps, /proc/meminfo), so it is
+Runs the real playbooks/preflight.yml through ansible-runner (failures read from its
+events) against this machine over the local connection. Preflight only reads (facts, /proc/swaps, /proc/meminfo), so it is
 safe here; the inventory has no ipu_nodes, so no RDMA derivation runs.
 """
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,6 +13,8 @@ import pytest
 from netns_lab import SITE_PINS
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+from playbook_runner import run_playbook  # noqa: E402
 
 
 def run_preflight(tmp_path, extra_vars=None, groups=None, skip_tags=()):
@@ -36,26 +36,27 @@ def run_preflight(tmp_path, extra_vars=None, groups=None, skip_tags=()):
     inv.write_text(json.dumps(inventory))
     ev = tmp_path / "vars.json"
     ev.write_text(json.dumps(dict(SITE_PINS, **(extra_vars or {}))))
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
-    return subprocess.run(
-        [str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inv),
-         "-e", f"@{ev}", *[f"--skip-tags={t}" for t in skip_tags],
-         str(ROOT / "playbooks" / "preflight.yml")],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    return run_playbook(ROOT / "playbooks" / "preflight.yml", inv, tmp_path,
+                        cmdline=["-e", f"@{ev}", *[f"--skip-tags={t}" for t in skip_tags]], timeout=300)
+
+
+def failed(run):
+    """The failed tasks' messages (runner_on_failed events), whitespace collapsed."""
+    return " ".join(" ".join(run.failure_messages()).split())
 
 
 def test_preflight_passes_with_good_variables(tmp_path):
     # The OS checks (distribution, systemd as PID 1) are skipped here: a CI container is
     # not a node. They run for real on the VM lab and in Molecule.
     result = run_preflight(tmp_path, skip_tags=["preflight_os"])
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "failed=0" in result.stdout
+    assert result.rc == 0, result.stdout
+    assert all(host["failures"] == 0 for host in result.host_stats().values()), result.host_stats()
 
 
 def test_host_that_is_not_a_supported_node_os_is_refused(tmp_path):
     result = run_preflight(tmp_path, {"preflight_supported_os": [{"distribution": "Plan9", "version": "4"}]})
-    assert result.returncode != 0
-    assert "the node roles support Plan9 4" in result.stdout
+    assert result.rc != 0
+    assert "the node roles support Plan9 4" in failed(result)
 
 
 @pytest.mark.parametrize("name,value,needle", [
@@ -66,37 +67,37 @@ def test_host_that_is_not_a_supported_node_os_is_refused(tmp_path):
 ])
 def test_bad_variable_is_refused_with_its_name(tmp_path, name, value, needle):
     result = run_preflight(tmp_path, {name: value})
-    assert result.returncode != 0
-    assert needle in result.stdout
+    assert result.rc != 0
+    assert needle in failed(result)
 
 
 def test_overlapping_pod_and_service_networks_are_refused(tmp_path):
     result = run_preflight(tmp_path, {"ipu_k8s_pod_subnet": "10.96.0.0/16",
                                       "ipu_k8s_service_subnet": "10.96.0.0/12"})
-    assert result.returncode != 0
-    assert "must not overlap each other" in result.stdout
+    assert result.rc != 0
+    assert "must not overlap each other" in failed(result)
 
 
 def test_duplicate_vipu_controller_names_are_refused(tmp_path):
     controllers = [{"name": "pod001", "host": "10.5.212.116"},
                    {"name": "pod001", "host": "10.5.213.116"}]
     result = run_preflight(tmp_path, {"ipu_k8s_vipu_controllers": controllers})
-    assert result.returncode != 0
-    assert "have the same name 'pod001': give each IPU-POD its own name" in result.stdout
+    assert result.rc != 0
+    assert "have the same name 'pod001': give each IPU-POD its own name" in failed(result)
 
 
 def test_unknown_vipu_controller_reference_is_refused(tmp_path):
     controllers = [{"name": "pod001", "host": "10.5.212.116"}]
     result = run_preflight(tmp_path, {"ipu_k8s_vipu_controllers": controllers,
                                       "ipu_k8s_vipu_controller": "pod009"})
-    assert result.returncode != 0
-    assert "ipu_k8s_vipu_controller 'pod009' names no entry of ipu_k8s_vipu_controllers (names: pod001)" in result.stdout
+    assert result.rc != 0
+    assert "ipu_k8s_vipu_controller 'pod009' names no entry of ipu_k8s_vipu_controllers (names: pod001)" in failed(result)
 
 
 def test_inventory_without_control_plane_is_refused(tmp_path):
     result = run_preflight(tmp_path, groups={"control_plane": [], "workers": ["localhost"]})
-    assert result.returncode != 0
-    assert "must define control_plane" in result.stdout
+    assert result.rc != 0
+    assert "must define control_plane" in failed(result)
 
 
 def test_ipu_node_outside_the_cluster_is_refused(tmp_path):
@@ -104,11 +105,11 @@ def test_ipu_node_outside_the_cluster_is_refused(tmp_path):
     # which runs before any RDMA derivation.
     result = run_preflight(tmp_path, groups={"control_plane": ["localhost"], "workers": [],
                                              "ipu_nodes": ["stray-host"]})
-    assert result.returncode != 0
-    assert "ipu_nodes (a subset of k8s_cluster)" in result.stdout
+    assert result.rc != 0
+    assert "ipu_nodes (a subset of k8s_cluster)" in failed(result)
 
 
 def test_invalid_kubernetes_node_name_is_refused(tmp_path):
     result = run_preflight(tmp_path, {"ipu_k8s_node_name": "Poplar_02"})
-    assert result.returncode != 0
-    assert "ipu_k8s_node_name=Poplar_02 on localhost is not a valid Kubernetes node name" in result.stdout
+    assert result.rc != 0
+    assert "ipu_k8s_node_name=Poplar_02 on localhost is not a valid Kubernetes node name" in failed(result)

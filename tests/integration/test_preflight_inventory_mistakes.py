@@ -6,15 +6,12 @@ down0 10.201.0.2/24 administratively down, bare0 up without an address. Every ho
 inventory is this namespace over the local connection. The OS checks are skipped (a CI
 container is not a node; the VM lab runs them); there are no ipu_nodes, so no RDMA derivation.
 
-For each mistake: ansible-playbook exits non-zero, every failure carries the one same message
+For each mistake (read from the run's ansible-runner events): ansible-playbook exits non-zero, every failure carries the one same message
 (naming the setting, the bad value and the fix), and no host reports a change.
 """
-import json
-import subprocess
-
 import pytest
 
-from netns_lab import ANSIBLE_PLAYBOOK, ROOT, ansible_env, ip_binary, local_host
+from netns_lab import ROOT, local_host, run_playbook
 
 PREFLIGHT = ROOT / 'playbooks' / 'preflight.yml'
 
@@ -46,20 +43,8 @@ def run_preflight(node, tmp_path, hosts=None, control_plane=None, **group_vars):
                 'control_plane': {'hosts': {name: None for name in control_plane}},
                 'workers': {'hosts': {name: None for name in hosts if name not in control_plane}}}},
             'ipu_nodes': {'hosts': {}}}}}
-    inventory_file = tmp_path / 'inventory.json'
-    inventory_file.write_text(json.dumps(inventory))
-    env = dict(ansible_env(tmp_path), ANSIBLE_STDOUT_CALLBACK='ansible.posix.json', ANSIBLE_SKIP_TAGS='preflight_os')
-    proc = subprocess.run([ip_binary(), 'netns', 'exec', node.name, ANSIBLE_PLAYBOOK, '-i', str(inventory_file),
-                           str(PREFLIGHT)], cwd=str(ROOT), env=env, capture_output=True, text=True,
-                          timeout=300, check=False)
-    try:
-        data = json.loads(proc.stdout[proc.stdout.index('{'):])
-    except ValueError:
-        raise AssertionError('no JSON from ansible-playbook (rc=%d)\n%s\n%s'
-                             % (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
-    messages = {result.get('msg', '') for play in data['plays'] for task in play['tasks']
-                for result in task['hosts'].values() if result.get('failed')}
-    return proc.returncode, messages, data['stats']
+    run = run_playbook(node, PREFLIGHT, inventory, tmp_path, env={'ANSIBLE_SKIP_TAGS': 'preflight_os'})
+    return run.rc, set(run.failure_messages()), run.stats
 
 
 def assert_refused(run, *needles):

@@ -1,21 +1,21 @@
 """playbooks/reset.yml refuses without confirmation under every tag and start-task
 combination, and removes cluster-wide objects only when the whole cluster is reset.
 
-Runs the real playbook through ansible-playbook on this machine over the local
+Runs the real playbook through ansible-runner (reading its events) on this machine over the local
 connection, with everything it could touch pointed into tmp_path: kubeadm is a stand-in
 that logs its calls, the CNI paths and the kubeadm state file are files made here, no
 interface or kubeconfig user is listed, and the iptables pattern matches nothing. So a
 broken guard shows up as a stand-in call or a deleted file, never as damage.
 """
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / 'tests'))
+from playbook_runner import run_playbook  # noqa: E402
 
 
 @pytest.fixture
@@ -52,12 +52,8 @@ def run_reset(node, *args, extra=None, workers=()):
     inv.write_text(json.dumps(inventory))
     ev = node['dir'] / 'vars.json'
     ev.write_text(json.dumps(dict(node['vars'], **(extra or {}))))
-    # The assertions read the default callback's task headers, not the progress output.
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'), ANSIBLE_NOCOLOR='1', ANSIBLE_STDOUT_CALLBACK='default')
-    return subprocess.run(
-        [str(Path(sys.executable).with_name('ansible-playbook')), '-i', str(inv), '-e', f'@{ev}', *args,
-         str(ROOT / 'playbooks' / 'reset.yml')],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    return run_playbook(ROOT / 'playbooks' / 'reset.yml', inv, node['dir'], cmdline=['-e', f'@{ev}', *args],
+                        timeout=300)
 
 
 def untouched(node):
@@ -66,8 +62,8 @@ def untouched(node):
 
 def test_reset_without_confirmation_is_refused(node):
     result = run_reset(node)
-    assert result.returncode != 0
-    assert 'run it again with -e reset_confirm=true' in result.stdout
+    assert result.rc != 0
+    assert any('run it again with -e reset_confirm=true' in m for m in result.failures().values()), result.stdout[-3000:]
     assert untouched(node)
 
 
@@ -86,34 +82,34 @@ def test_reset_without_confirmation_is_refused(node):
 def test_skipped_assert_still_refuses(node, args):
     result = run_reset(node, *args)
     assert untouched(node), result.stdout[-3000:]
-    assert result.returncode != 0, result.stdout[-3000:]
-    assert 'run it again with -e reset_confirm=true' in result.stdout, result.stdout[-3000:]
-    assert 'changed=0' in result.stdout, result.stdout[-3000:]
+    assert result.rc != 0, result.stdout[-3000:]
+    assert any('run it again with -e reset_confirm=true' in m for m in result.failures().values()), result.stdout[-3000:]
+    assert result.changed() == 0, result.stdout[-3000:]
 
 
 def test_confirmed_reset_resets_the_node(node):
     # The guard is not simply "never": with the confirmation every step acts.
     # iptables is read for real by the netfilter step; this sandbox may have no ip6tables.
     result = run_reset(node, '--skip-tags', 'reset_netfilter', extra={'reset_confirm': True})
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert result.rc == 0, result.stdout[-3000:]
     assert node['log'].read_text().split() == ['reset', '--force']
     assert not node['cni'].exists()
-    assert 'stay in the cluster' not in result.stdout
+    assert 'stay in the cluster' not in result.text()
 
 
 def test_limited_reset_keeps_the_cluster_objects(node):
     # --limit leaves a worker out: the IPUJobs and operators belong to it too.
     result = run_reset(node, '--limit', 'localhost', '--skip-tags', 'reset_netfilter', extra={'reset_confirm': True}, workers=['worker-1'])
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    assert 'worker-1\n' not in result.stdout.split('PLAY RECAP')[1]
-    assert 'stay in the cluster, so its IPUJobs, RDMA network and operators are kept' in ' '.join(result.stdout.split())
-    assert 'Look for the admin kubeconfig' not in result.stdout
+    assert result.rc == 0, result.stdout[-3000:]
+    assert 'worker-1' not in result.host_stats()
+    assert 'stay in the cluster, so its IPUJobs, RDMA network and operators are kept' in result.text()
+    assert not result.ran('Look for the admin kubeconfig')
     # The node itself is still reset.
     assert node['log'].exists()
 
 
 def test_whole_cluster_reset_reaches_the_cluster_objects(node):
     result = run_reset(node, '--skip-tags', 'reset_netfilter', extra={'reset_confirm': True}, workers=['worker-1'])
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    assert 'TASK [reset : Look for the admin kubeconfig]' in result.stdout
-    assert 'stay in the cluster' not in result.stdout
+    assert result.rc == 0, result.stdout[-3000:]
+    assert result.ran('reset : Look for the admin kubeconfig')
+    assert 'stay in the cluster' not in result.text()

@@ -1,6 +1,6 @@
 """The verify layer's data-path check on a real network stack.
 
-playbooks/verify.yml runs through ansible-playbook inside a network namespace made here
+playbooks/verify.yml runs through ansible-runner (ansible-playbook) inside a network namespace made here
 (the IPU node), whose rdma0 (10.247.209.200/23, MTU 9000) is a veth wired to a second
 namespace holding the V-IPU controller's address (10.247.208.10, in the excluded first
 /25). The role derives the RDMA network with the real modules, puts a macvlan on rdma0 in
@@ -17,7 +17,7 @@ import subprocess
 
 import pytest
 
-from netns_lab import ANSIBLE_PLAYBOOK, PREFIX, ROOT, ansible_env, ip_binary, local_host, veth
+from netns_lab import PREFIX, ROOT, ip_binary, local_host, run_playbook, veth
 
 VIPU = '10.247.208.10'
 
@@ -52,15 +52,12 @@ def run_verify(node, tmp_path, *options, **extra_vars):
                                      'workers': {'hosts': {}}}},
         'ipu_nodes': {'hosts': {'vnode': {}}},
     }}}
-    (tmp_path / 'inventory.json').write_text(json.dumps(inventory))
-    env = ansible_env(tmp_path)
-    proc = subprocess.run([ip_binary(), 'netns', 'exec', node.name, ANSIBLE_PLAYBOOK, '-i', str(tmp_path / 'inventory.json'),
-                           '--skip-tags', 'verify_cluster', *options, str(ROOT / 'playbooks' / 'verify.yml')],
-                          cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=300, check=False)
+    run = run_playbook(node, ROOT / 'playbooks' / 'verify.yml', inventory, tmp_path,
+                       env={'ANSIBLE_SKIP_TAGS': 'verify_cluster'}, cmdline=list(options))
     reports = sorted((tmp_path / 'reports').glob('verify-*.json'))
-    assert reports, 'no report written\n%s\n%s' % (proc.stdout[-4000:], proc.stderr[-2000:])
+    assert reports, 'no report written\n%s' % run.stdout[-4000:]
     rows = json.loads(reports[-1].read_text())['results']
-    return proc, {row['check']: row for row in rows}, probe_netns
+    return run, {row['check']: row for row in rows}, probe_netns
 
 
 def assert_probe_removed(node, probe_netns):
@@ -89,8 +86,9 @@ def test_macvlan_on_the_derived_interface_reaches_the_vipu_controller(pod_fabric
         assert rows[check]['observed'] == 'not run: the run skipped the tag verify_cluster'
     # The opt-in test says it is opt-in, not that a tag was skipped.
     assert rows['IPUJob smoke test (mnist)']['observed'] == 'IPUJob smoke test is opt-in: -e verify_ipujob_smoke_test=true'
-    # The report printed the table once.
-    assert len(re.findall(r'\d+ checks: \d+ PASS, \d+ FAIL, \d+ SKIP', proc.stdout)) == 1
+    # The report printed the table once (one result of the report task, the table in its msg).
+    printed = proc.run.results('Print the report')
+    assert len(printed) == 1 and len(re.findall(r'\d+ checks: \d+ PASS, \d+ FAIL, \d+ SKIP', printed[0]['msg'])) == 1
 
 
 def test_unanswered_ping_is_a_failed_check_and_the_probe_is_still_removed(pod_fabric, tmp_path):
@@ -104,7 +102,7 @@ def test_unanswered_ping_is_a_failed_check_and_the_probe_is_still_removed(pod_fa
     assert datapath['status'] == 'FAIL'
     assert '2 packets transmitted, 0 received' in datapath['observed']
     assert 'as 10.247.209.77' in datapath['observed']
-    assert proc.returncode != 0
+    assert proc.rc != 0 and proc.failures(), proc.stdout[-3000:]
     assert_probe_removed(node, probe_netns)
 
 

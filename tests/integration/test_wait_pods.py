@@ -1,13 +1,11 @@
-"""The waits of the operator layers, run for real with ansible-playbook (connection local)
+"""The waits of the operator layers, run for real through ansible-runner (connection local)
 against a small stand-in of the Kubernetes API on 127.0.0.1 that serves Deployments,
 DaemonSets and Pods shaped as the API server returns them. The real kubernetes.core modules
 and Python client send their real requests; the stand-in answers with pods that are Ready,
 in image pull back-off, crash-looping or unschedulable, and the tests read the message a
-person would see: which pod, which container, and why."""
+person would see (the failed event's msg): which pod, which container, and why."""
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,7 +15,8 @@ import yaml
 from json_api import JsonApi, not_found
 
 ROOT = Path(__file__).resolve().parents[2]
-ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
+sys.path.insert(0, str(ROOT / 'tests'))
+from playbook_runner import run_playbook  # noqa: E402
 RBAC_PROXY = 'gcr.io/kubebuilder/kube-rbac-proxy:v0.8.0'
 
 
@@ -127,20 +126,16 @@ def run(tmp_path, api, role, tasks_from, **extra):
         'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}}}}))
     extra_vars = dict(ipu_k8s_kubeconfig=str(api.kubeconfig(tmp_path / 'kubeconfig')), **extra)
     (tmp_path / 'extra.json').write_text(json.dumps(extra_vars))
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'), ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default',
-               ANSIBLE_CALLBACK_RESULT_FORMAT='json', ANSIBLE_NOCOLOR='1',
-               ANSIBLE_LOCAL_TEMP=str(tmp_path / 'ansible-tmp'))
-    result = subprocess.run([ANSIBLE_PLAYBOOK, '-i', str(tmp_path / 'hosts.yml'), str(tmp_path / 'play.yml'),
-                             '-e', '@%s' % (tmp_path / 'extra.json')],
-                            cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=600)
-    return result
+    return run_playbook(tmp_path / 'play.yml', tmp_path / 'hosts.yml', tmp_path,
+                        envvars={'ANSIBLE_LOCAL_TEMP': str(tmp_path / 'ansible-tmp')},
+                        cmdline=['-e', '@%s' % (tmp_path / 'extra.json')], timeout=600)
 
 
 def failure_message(result):
-    """The msg of the last fatal task."""
-    fatal = [line for line in result.stdout.splitlines() if line.startswith('fatal: [cp1]: FAILED! => ')]
-    assert fatal, result.stdout[-4000:] + result.stderr[-2000:]
-    return json.loads(fatal[-1].split('=> ', 1)[1])['msg']
+    """The msg of the last failed task (its runner_on_failed event)."""
+    failed = result.failure_messages()
+    assert failed, result.stdout[-4000:]
+    return failed[-1]
 
 
 NETWORK_OPERATOR = {'app.kubernetes.io/name': 'network-operator'}
@@ -161,7 +156,7 @@ def test_network_operator_wait_names_the_device_plugin_pod_its_image_and_the_kub
             waiting={'reason': 'ImagePullBackOff', 'message': message}, container='rdma-shared-dp',
             image='ghcr.io/mellanox/k8s-rdma-shared-dev-plugin:v1.5.2')])
     result = run(tmp_path, api, 'network_operator', 'wait', network_operator_wait_timeout=10)
-    assert result.returncode != 0
+    assert result.rc != 0
     msg = failure_message(result)
     assert 'Failed to gather information about Pod' not in msg
     assert msg.startswith('Not Ready after 10s - the RDMA shared device plugin (app=rdma-shared-dp in namespace '
@@ -185,10 +180,10 @@ def test_network_operator_wait_passes_when_every_awaited_pod_is_ready_and_shows_
     api.objects = network_operator_objects([pod('rdma-shared-dp-ds-1', 'network-operator', RDMA_PLUGIN),
                                             pod('rdma-shared-dp-ds-2', 'network-operator', RDMA_PLUGIN)])
     result = run(tmp_path, api, 'network_operator', 'wait', network_operator_wait_timeout=10)
-    assert result.returncode == 0, result.stdout[-4000:]
-    assert 'Wait until these pods are Ready - the RDMA shared device plugin' in result.stdout
-    recap = [line for line in result.stdout.splitlines() if line.startswith('cp1 ')][-1]
-    assert 'changed=0' in recap and 'failed=0' in recap
+    assert result.rc == 0, result.stdout[-4000:]
+    assert any('Wait until these pods are Ready - the RDMA shared device plugin' in e['event_data']['task']
+               for e in result.host_events(host='cp1') if e['event'] != 'runner_on_skipped'), result.stdout[-4000:]
+    assert result.host_stats()['cp1']['changed'] == 0 and result.host_stats()['cp1']['failures'] == 0
 
 
 def test_a_wait_retries_before_it_fails(tmp_path, api):
@@ -198,12 +193,14 @@ def test_a_wait_retries_before_it_fails(tmp_path, api):
                        image='quay.io/tigera/operator:v1.38.0')]
     result = run(tmp_path, api, 'calico', 'wait', calico_wait_timeout=20,
                  __calico_kubeconfig_stat={'stat': {'exists': True}})
-    assert 'FAILED - RETRYING: [cp1]: Wait until these pods are Ready - the Tigera operator' in result.stdout
+    retries = [e for e in result.events if e['event'] == 'runner_retry']
+    assert retries and all('Wait until these pods are Ready - the Tigera operator' in e['event_data']['task']
+                           for e in retries), result.stdout[-4000:]
     msg = failure_message(result)
     assert ('- tigera-operator/tigera-operator-5d7f-q container main: ErrImagePull of image '
             'quay.io/tigera/operator:v1.38.0: failed to pull and unpack image: not found') in msg
-    # The pod list itself is not dumped into the output.
-    assert '"containerStatuses"' not in result.stdout
+    # The pod list itself is not dumped into the output: no task result carries it.
+    assert '"containerStatuses"' not in json.dumps([e['event_data'].get('res') for e in result.events])
 
 
 def test_calico_wait_counts_the_daemonsets_desired_pods_and_names_the_crash_looping_one(tmp_path, api):

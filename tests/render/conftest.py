@@ -29,6 +29,8 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 
 sys.modules['ipu_k8s_render'] = sys.modules[__name__]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from testlib import flatten_keys  # noqa: E402,F401  (tests/testlib.py; test modules import it from here)
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLES = ROOT / 'roles'
@@ -132,22 +134,6 @@ def validate_custom_resource(obj, path, version=None):
         raise AssertionError('%s does not match %s:\n%s' % (
             obj.get('kind'), Path(path).name,
             '\n'.join('  %s: %s' % ('.'.join(str(p) for p in e.path) or '(root)', e.message) for e in errors)))
-
-
-def flatten_keys(data, prefix=''):
-    """Dotted keys a values mapping sets, lists marked "[]" (their items' keys below them)."""
-    keys = set()
-    if isinstance(data, dict):
-        for key, value in data.items():
-            path = '%s.%s' % (prefix, key) if prefix else str(key)
-            keys.add(path)
-            if isinstance(value, dict) and value:
-                keys |= flatten_keys(value, path)
-            elif isinstance(value, list) and any(isinstance(v, dict) for v in value):
-                keys.add(path + '[]')
-                for item in value:
-                    keys |= flatten_keys(item, path + '[]')
-    return keys
 
 
 @pytest.fixture

@@ -2,9 +2,7 @@
 match it is refused before anything is applied."""
 import hashlib
 import json
-import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,6 +13,8 @@ ROOT = Path(__file__).resolve().parents[2]
 DEFAULTS = yaml.safe_load((ROOT / 'roles' / 'calico' / 'defaults' / 'main.yml').read_text())
 TABLE = DEFAULTS['calico_manifest_checksums_by_version']
 RECORD = ROOT / 'tests' / 'schemas' / 'calico' / 'manifests.sha256'
+sys.path.insert(0, str(ROOT / 'tests'))
+from playbook_runner import run_playbook  # noqa: E402
 
 
 def manifests_of(version):
@@ -64,25 +64,23 @@ def run_manifests(tmp_path, content, **overrides):
              'calico_manifest_checksums': {'tigera-operator.yaml': pinned}}
     extra.update(overrides)
     (tmp_path / 'vars.json').write_text(json.dumps(extra))
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'), ANSIBLE_NOCOLOR='1',
-               ANSIBLE_LOCALHOST_WARNING='false', ANSIBLE_INVENTORY_UNPARSED_WARNING='false')
-    result = subprocess.run(
-        [str(Path(sys.executable).with_name('ansible-playbook')), '-i', 'localhost,', '-c', 'local',
-         '-e', f'ansible_python_interpreter={sys.executable}', '-e', f'@{tmp_path / "vars.json"}', str(play)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
+    env = {'ANSIBLE_LOCALHOST_WARNING': 'false', 'ANSIBLE_INVENTORY_UNPARSED_WARNING': 'false'}
+    result = run_playbook(play, 'localhost,', tmp_path, envvars=env, timeout=120,
+                          cmdline=['-c', 'local', '-e', f'ansible_python_interpreter={sys.executable}',
+                                   '-e', f'@{tmp_path / "vars.json"}'])
     return result, tmp_path / 'node' / extra['calico_version'] / 'tigera-operator.yaml'
 
 
 def test_local_manifest_with_the_pinned_sha256_is_copied(tmp_path):
     result, copied = run_manifests(tmp_path, 'kind: List\nitems: []\n')
-    assert result.returncode == 0, result.stdout[-3000:]
+    assert result.rc == 0, result.stdout[-3000:]
     assert copied.read_text() == 'kind: List\nitems: []\n'
 
 
 def test_altered_local_manifest_is_refused_and_not_copied(tmp_path):
     result, copied = run_manifests(tmp_path, 'kind: List\nitems: [{kind: Pod}]\n')
-    assert result.returncode != 0
-    assert 'expected ' + hashlib.sha256(b'kind: List\nitems: []\n').hexdigest() in ' '.join(result.stdout.split())
+    assert result.rc != 0
+    assert 'expected ' + hashlib.sha256(b'kind: List\nitems: []\n').hexdigest() in ' '.join(' '.join(result.failure_messages()).split())
     assert not copied.exists()
 
 
@@ -90,7 +88,7 @@ def test_release_without_a_pinned_sha256_is_refused(tmp_path):
     # A release the table does not list, and no calico_manifest_checksums of the site's own.
     result, copied = run_manifests(tmp_path, 'kind: List\nitems: []\n', calico_version='v3.99.0',
                                    calico_manifest_checksums={})
-    assert result.returncode != 0
+    assert result.rc != 0
     assert ('No pinned sha256 for operator-crds.yaml, tigera-operator.yaml of Calico v3.99.0'
-            in ' '.join(result.stdout.split()))
+            in ' '.join(' '.join(result.failure_messages()).split()))
     assert not copied.exists()

@@ -2,7 +2,7 @@
 
 pkgs.k8s.io, kubeadm and a live cluster cannot be reached here, so the files those roles
 write are rendered by the roles themselves (tests/render/cluster/render.yml runs their
-task files with their real defaults through ansible-playbook on localhost, one inventory
+task files with their real defaults through ansible-runner on localhost, one inventory
 host per Kubernetes version) and checked:
 
 - kubeadm: the configuration API version chosen for each minor, the versions and
@@ -38,6 +38,8 @@ PLAYBOOK = ROOT / 'tests' / 'render' / 'cluster' / 'render.yml'
 CRD = ROOT / 'tests' / 'schemas' / 'calico' / 'operator.tigera.io_installations_crd.yaml'
 SHARED_DEFAULTS = yaml.safe_load((ROOT / 'roles' / 'ipu_k8s' / 'defaults' / 'main.yml').read_text())
 ANSIBLE_PLAYBOOK = str(Path(sys.executable).parent / 'ansible-playbook')
+sys.path.insert(0, str(ROOT / 'tests'))
+from playbook_runner import run_playbook  # noqa: E402
 
 # One host per supported Kubernetes minor (the full version is what an inventory sets).
 # None: the shared default (ipu_k8s_kubernetes_version), not overridden.
@@ -155,17 +157,12 @@ def rendered(tmp_path_factory):
     out = tmp_path_factory.mktemp('cluster-render')
     inventory = out / 'hosts.yml'
     inventory.write_text(yaml.safe_dump(_inventory(out)))
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'), ANSIBLE_NOCOLOR='1',
-               ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_PIPELINING='True')
-    proc = subprocess.run(
-        [ANSIBLE_PLAYBOOK, '-i', str(inventory), str(PLAYBOOK)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
-    )
-    recap = dict(re.findall(r'^(\S+)\s+: ok=\d+\s+changed=\d+\s+unreachable=\d+\s+failed=(\d+)', proc.stdout, re.M))
-    expected = {host: '0' for host in _inventory_hosts(out)}
-    expected[UNKNOWN_MINOR_HOST] = '1'
-    assert recap == expected, proc.stdout[-6000:] + proc.stderr[-3000:]
-    result = {'_stdout': proc.stdout}
+    run = _run(PLAYBOOK, inventory, tmp_path_factory.mktemp('cluster-render-runner'), timeout=300)
+    failed = {host: stats['failures'] for host, stats in run.host_stats().items()}
+    expected = {host: 0 for host in _inventory_hosts(out)}
+    expected[UNKNOWN_MINOR_HOST] = 1
+    assert failed == expected, run.stdout[-6000:]
+    result = {'_failures': run.failures(), '_stdout': run.stdout}
     for host_dir in out.iterdir():
         if not host_dir.is_dir() or host_dir.name == UNKNOWN_MINOR_HOST:
             continue
@@ -222,9 +219,10 @@ def test_rendering_works_in_check_mode_and_writes_nothing(tmp_path):
     inventory = _inventory(tmp_path)
     inventory['all']['hosts'] = {'k8s-1-31': inventory['all']['hosts']['k8s-1-31']}
     (tmp_path / 'hosts.yml').write_text(yaml.safe_dump(inventory))
-    proc = _playbook('--check', '--diff', '-i', str(tmp_path / 'hosts.yml'), str(PLAYBOOK))
-    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
-    assert re.search(r'k8s-1-31\s+: ok=\d+\s+changed=[1-9]', proc.stdout), proc.stdout[-2000:]
+    # runner's own files (artifacts) go next to tmp_path, not into it
+    run = _run(PLAYBOOK, tmp_path / 'hosts.yml', tmp_path.with_name(tmp_path.name + '-runner'), '--check', '--diff')
+    assert run.rc == 0, run.stdout[-6000:]
+    assert run.host_stats()['k8s-1-31']['changed'] > 0, run.stdout[-2000:]
     # Only what the test made itself: the inventory and the empty per-host directories.
     assert [p.name for p in tmp_path.rglob('*') if not p.is_dir()] == ['hosts.yml']
     assert not any((tmp_path / 'k8s-1-31').iterdir())
@@ -319,11 +317,8 @@ def test_kubeadm_advertises_the_cluster_nic_not_the_rdma_nic(node_netns, tmp_pat
     }
     inventory['all']['hosts'] = selected
     (tmp_path / 'hosts.yml').write_text(yaml.safe_dump(inventory))
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'), ANSIBLE_NOCOLOR='1',
-               ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_PIPELINING='True')
-    proc = subprocess.run(['ip', 'netns', 'exec', node_netns, ANSIBLE_PLAYBOOK, '-i', str(tmp_path / 'hosts.yml'),
-                           str(PLAYBOOK)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
-                          check=False)
+    proc = _run(PLAYBOOK, tmp_path / 'hosts.yml', tmp_path.with_name(tmp_path.name + '-runner'), netns=node_netns,
+                timeout=300)
     def advertised(host):
         config = tmp_path / host / 'kubeadm' / 'kubeadm-config.yaml'
         init = next(d for d in yaml.safe_load_all(config.read_text()) if d['kind'] == 'InitConfiguration')
@@ -332,9 +327,8 @@ def test_kubeadm_advertises_the_cluster_nic_not_the_rdma_nic(node_netns, tmp_pat
     assert advertised('k8s-1-33') == '10.247.208.10'
     # A pinned interface that does not exist is refused, naming it and what to set.
     assert not (tmp_path / 'k8s-1-30' / 'kubeadm' / 'kubeadm-config.yaml').exists()
-    failure = re.search(r'fatal: \[k8s-1-30\]: FAILED! =>(.*?)(?:\n\S|\Z)', proc.stdout, re.S)
-    assert failure, proc.stdout[-3000:]
-    message = ' '.join(failure.group(1).split())
+    assert 'k8s-1-30' in proc.failures(), proc.stdout[-3000:]
+    message = ' '.join(proc.failures()['k8s-1-30'].split())
     assert 'no IPv4 address on interface bond9' in message
     assert 'ipu_k8s_cluster_interface' in message
 
@@ -418,9 +412,8 @@ def test_calico_follows_the_node_internal_ip_without_a_cluster_interface(rendere
 
 
 def test_calico_refuses_a_kubernetes_minor_without_a_pinned_release(rendered):
-    failure = re.search(r'fatal: \[' + UNKNOWN_MINOR_HOST + r'\]: FAILED! =>(.*?)(?:\n\S|\Z)', rendered['_stdout'], re.S)
-    assert failure, rendered['_stdout'][-3000:]
-    message = ' '.join(failure.group(1).split())
+    assert UNKNOWN_MINOR_HOST in rendered['_failures'], rendered['_stdout'][-3000:]
+    message = ' '.join(rendered['_failures'][UNKNOWN_MINOR_HOST].split())
     assert 'No Calico release for Kubernetes 1.40' in message
     assert 'Set calico_version' in message
 
@@ -513,9 +506,9 @@ def test_repository_key_is_dearmoured_into_the_signed_by_keyring(tmp_path):
     playbook = str(ROOT / 'tests' / 'render' / 'cluster' / 'repository.yml')
 
     def run(*args):
-        proc = _playbook('-i', str(inventory), *args, playbook)
-        assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-        return int(re.search(r'node\s+: ok=\d+\s+changed=(\d+)', proc.stdout).group(1))
+        done = _run(playbook, inventory, tmp_path / 'runner', *args)
+        assert done.rc == 0, done.stdout[-4000:]
+        return done.host_stats()['node']['changed']
 
     assert run() > 0
     assert not legacy.exists()
@@ -573,7 +566,15 @@ def test_kubeadm_failures_are_reported_without_their_secrets(task_file):
 
 # --- Playbooks -------------------------------------------------------------------------
 
+def _run(playbook, inventory, work_dir, *args, netns=None, timeout=120):
+    """A playbook run through ansible-runner (tests/playbook_runner.py): stats and failures
+    come from its events."""
+    env = {'ANSIBLE_PYTHON_INTERPRETER': sys.executable, 'ANSIBLE_PIPELINING': 'True'}
+    return run_playbook(playbook, inventory, work_dir, envvars=env, cmdline=list(args), netns=netns, timeout=timeout)
+
+
 def _playbook(*args):
+    """ansible-playbook itself, for what is not a run (--syntax-check, --list-hosts, --list-tags)."""
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'), ANSIBLE_NOCOLOR='1',
                ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_PIPELINING='True')
     return subprocess.run([ANSIBLE_PLAYBOOK, *args], cwd=ROOT, env=env, capture_output=True, text=True,

@@ -1,7 +1,7 @@
 """Render tests for the ipu_operator role.
 
-Everything here goes through the role's real tasks, vars, defaults and templates, run by
-ansible-playbook against localhost (connection local) with a throwaway inventory shaped
+Everything here goes through the role's real tasks, vars, defaults and templates, run through
+ansible-runner against localhost (connection local) with a throwaway inventory shaped
 like a real site: control_plane=[cp1], workers=[w1, w2], ipu_nodes=[w1, w2]. The
 vipu_server facts the rdma_network layer would set are set with set_fact (cacheable), the
 way a module's ansible_facts land. Nothing contacts a cluster: only the entry points that
@@ -11,9 +11,7 @@ compute or render (validate, select, values, smoke_manifest) are run.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
+import sys
 from pathlib import Path
 
 import kubernetes_validate
@@ -25,16 +23,8 @@ REPO = Path(__file__).resolve().parents[2]
 ROLE = REPO / "roles" / "ipu_operator"
 SCHEMAS = REPO / "tests" / "schemas" / "ipu_operator"
 SHARED_DEFAULTS = REPO / "roles" / "ipu_k8s" / "defaults" / "main.yml"
-
-
-def _ansible_playbook() -> str:
-    venv = REPO / ".venv" / "bin" / "ansible-playbook"
-    if venv.exists():
-        return str(venv)
-    found = shutil.which("ansible-playbook")
-    if not found:
-        pytest.fail("ansible-playbook not found: run scripts/bootstrap (or install requirements.txt)")
-    return found
+sys.path.insert(0, str(REPO / "tests"))
+from playbook_runner import PlaybookRun, run_playbook  # noqa: E402
 
 
 def _role_defaults() -> dict:
@@ -70,7 +60,7 @@ def _inventory(tmp_path: Path, host_vars: dict | None = None, ipu_nodes=("w1", "
 
 
 def _run(tmp_path: Path, entry_points: list[str], extra_vars: dict, host_vars: dict | None = None,
-         ipu_nodes=("w1", "w2"), check_mode: bool = False) -> subprocess.CompletedProcess:
+         ipu_nodes=("w1", "w2"), check_mode: bool = False) -> PlaybookRun:
     """Run the role's entry points on cp1 after setting each node's vipu_server fact.
 
     host_vars may give a host `test_vipu_server`: it becomes that host's vipu_server fact.
@@ -135,36 +125,23 @@ def _run(tmp_path: Path, entry_points: list[str], extra_vars: dict, host_vars: d
     playbook.write_text(yaml.safe_dump(plays, sort_keys=False))
     vars_file = tmp_path / "extra_vars.json"
     vars_file.write_text(json.dumps({"ipu_operator_work_dir": str(out), **extra_vars}))
-    env = dict(os.environ)
-    env.update(
-        ANSIBLE_CONFIG=str(REPO / "ansible.cfg"),
-        ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json",
-        ANSIBLE_HOME=str(tmp_path / "ansible-home"),
-        ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"),
-        ANSIBLE_NOCOLOR="1",
-    )
-    return subprocess.run(
-        [_ansible_playbook(), "-i", str(_inventory(tmp_path, host_vars, ipu_nodes)), str(playbook),
-         "-e", f"@{vars_file}"] + (["--check", "--diff"] if check_mode else []),
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=180, check=False,
-    )
+    env = {"ANSIBLE_HOME": str(tmp_path / "ansible-home"), "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp")}
+    return run_playbook(playbook, _inventory(tmp_path, host_vars, ipu_nodes), tmp_path / "runner", envvars=env,
+                        cmdline=["-e", f"@{vars_file}"] + (["--check", "--diff"] if check_mode else []), timeout=180)
 
 
-def _ok(result: subprocess.CompletedProcess) -> None:
-    assert result.returncode == 0, f"ansible-playbook failed:\n{result.stdout[-6000:]}\n{result.stderr[-3000:]}"
+def _ok(result: PlaybookRun) -> None:
+    assert result.rc == 0, f"ansible-playbook failed:\n{result.stdout[-6000:]}"
 
 
-def _failure_messages(result: subprocess.CompletedProcess) -> list[str]:
-    """The msg of every failed task in the json callback's report."""
-    assert result.returncode != 0, "the run was expected to fail but passed"
-    report = json.loads(result.stdout)
+def _failure_messages(result: PlaybookRun) -> list[str]:
+    """The msg of every failed task (its runner_on_failed event)."""
+    assert result.rc != 0, "the run was expected to fail but passed"
     messages = []
-    for play in report["plays"]:
-        for task in play["tasks"]:
-            for host_result in task["hosts"].values():
-                if host_result.get("failed"):
-                    msg = host_result.get("msg", "")
-                    messages.extend(msg if isinstance(msg, list) else [msg])
+    for event in result.events:
+        if event["event"] == "runner_on_failed":
+            msg = (event["event_data"].get("res") or {}).get("msg", "")
+            messages.extend(msg if isinstance(msg, list) else [msg])
     assert messages, f"no failed task found in:\n{result.stdout[-4000:]}"
     return messages
 

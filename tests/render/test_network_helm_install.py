@@ -1,4 +1,4 @@
-"""The helm role, run for real with ansible-playbook on this machine (connection local,
+"""The helm role, run for real through ansible-runner on this machine (connection local,
 everything under a temporary directory): installs from a local tarball, verifies its
 sha256, does nothing on a second run, reports the same in check mode, and refuses a
 tarball whose checksum is not the expected one.
@@ -21,7 +21,8 @@ from ipu_k8s_render import ROOT
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason='the helm role installs root-owned files; run as root')
 
-ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
+sys.path.insert(0, str(ROOT / 'tests'))
+from playbook_runner import run_playbook  # noqa: E402
 
 
 @pytest.fixture
@@ -53,44 +54,42 @@ def site(tmp_path):
 
 
 def run_role(site, *extra, checksum=None):
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'), ANSIBLE_ROLES_PATH=str(ROOT / 'roles'),
-               ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default', ANSIBLE_NOCOLOR='1')
-    command = [ANSIBLE_PLAYBOOK, '-i', str(site['dir'] / 'hosts.yml'), str(site['dir'] / 'play.yml'),
-               '-e', 'helm_install_dir=%s' % (site['dir'] / 'bin'),
+    command = ['-e', 'helm_install_dir=%s' % (site['dir'] / 'bin'),
                '-e', 'helm_cache_dir=%s' % (site['dir'] / 'cache'),
                '-e', 'helm_tarball_local_path=%s' % site['tarball'],
                '-e', 'helm_tarball_checksum=%s' % (checksum or site['sha256'])] + list(extra)
-    result = subprocess.run(command, cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=300)
-    recap = [line for line in result.stdout.splitlines() if line.startswith('cp-01 ')]
-    return result, (recap[-1] if recap else '')
+    result = run_playbook(site['dir'] / 'play.yml', site['dir'] / 'hosts.yml', site['dir'] / 'runner',
+                          envvars={'ANSIBLE_ROLES_PATH': str(ROOT / 'roles')}, cmdline=command, timeout=300)
+    # cp-01's line of the recap, from the playbook_on_stats event
+    return result, result.host_stats().get('cp-01', {})
 
 
 def test_installs_then_changes_nothing_on_a_second_run(site):
     first, recap = run_role(site)
-    assert first.returncode == 0, first.stdout + first.stderr
-    assert 'changed=0' not in recap
+    assert first.rc == 0, first.stdout
+    assert recap['changed'] > 0
     installed = subprocess.run([str(site['dir'] / 'bin' / 'helm'), 'version', '--short'],
                                capture_output=True, text=True, check=True)
     assert installed.stdout.strip() == 'v3.16.3+gcfd0749'
     second, recap = run_role(site)
-    assert second.returncode == 0, second.stdout + second.stderr
-    assert 'changed=0' in recap, second.stdout
+    assert second.rc == 0, second.stdout
+    assert recap['changed'] == 0, second.stdout
     checked, recap = run_role(site, '--check', '--diff')
-    assert checked.returncode == 0 and 'changed=0' in recap, checked.stdout
+    assert checked.rc == 0 and recap['changed'] == 0, checked.stdout
 
 
 def test_check_mode_on_a_fresh_host_installs_nothing(site):
     result, recap = run_role(site, '--check')
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert 'failed=0' in recap
+    assert result.rc == 0, result.stdout
+    assert recap['failures'] == 0
     assert not (site['dir'] / 'bin' / 'helm').exists()
 
 
 def test_a_tarball_with_another_checksum_is_refused(site):
     result, recap = run_role(site, checksum='0' * 64)
-    assert result.returncode != 0
-    assert 'failed=1' in recap
-    assert 'expected %s' % ('0' * 64) in result.stdout
+    assert result.rc != 0
+    assert recap['failures'] == 1
+    assert any('expected %s' % ('0' * 64) in m for m in result.failure_messages()), result.stdout[-3000:]
     assert not (site['dir'] / 'bin' / 'helm').exists()
 
 
@@ -101,7 +100,7 @@ def test_a_binary_left_half_unpacked_is_replaced(site):
     half.write_text('#!/bin/sh\nech')
     half.chmod(0o755)
     result, recap = run_role(site)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.rc == 0, result.stdout
     installed = subprocess.run([str(site['dir'] / 'bin' / 'helm'), 'version', '--short'],
                                capture_output=True, text=True, check=True)
     assert installed.stdout.strip() == 'v3.16.3+gcfd0749'

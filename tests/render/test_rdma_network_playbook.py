@@ -1,5 +1,5 @@
 """playbooks/rdma_network.yml's facts play and the rdma_network role's consensus step, run
-for real with ansible-playbook inside a network namespace this test creates (a veth
+for real through ansible-runner inside a network namespace this test creates (a veth
 "rdma0" with 10.247.208.201/23, MTU 9000; no traffic is sent, the modules only ask the
 kernel for routes and addresses). Two inventory hosts stand for two IPU nodes; a third
 for the control plane. The custom modules (vipu_server, rdma_network_facts,
@@ -20,7 +20,9 @@ from ipu_k8s_render import ROOT
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which('ip') is None,
                                 reason='creates a network namespace: run as root with iproute2')
 
-ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
+sys.path.insert(0, str(ROOT / 'tests'))
+from playbook_runner import run_playbook  # noqa: E402
+
 CONTROLLERS = '{"ipu_k8s_vipu_controllers": [{"name": "pod001", "host": "10.247.208.116", "port": 8090}]}'
 
 
@@ -74,20 +76,17 @@ def site(tmp_path):
 
 
 def run(netns, site, *extra):
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / 'ansible.cfg'), ANSIBLE_ROLES_PATH=str(ROOT / 'roles'),
-               ANSIBLE_LIBRARY=str(ROOT / 'library'), ANSIBLE_MODULE_UTILS=str(ROOT / 'module_utils'),
-               ANSIBLE_NOCOLOR='1')
-    # The consensus picks the chart row (its IPAM); an NGC-hosted row needs the site's
-    # checksum of the archive before it is chosen: any well-formed one, nothing is downloaded.
-    command = ['ip', 'netns', 'exec', netns, ANSIBLE_PLAYBOOK, '-i', str(site / 'hosts.yml'),
-               str(site / 'agree.yml'), '--skip-tags', 'rdma_network_apply',
-               '-e', 'network_operator_chart_sha256=' + '0' * 64] + list(extra)
-    return subprocess.run(command, cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=300)
+    env = {'ANSIBLE_ROLES_PATH': str(ROOT / 'roles'), 'ANSIBLE_LIBRARY': str(ROOT / 'library'),
+           'ANSIBLE_MODULE_UTILS': str(ROOT / 'module_utils')}
+    # the site's pin of the NGC-hosted network-operator archive (preflight refuses without one)
+    pins = ['-e', 'network_operator_chart_sha256=%s' % ('c0ffee' * 10 + 'c0de')]
+    return run_playbook(site / 'agree.yml', site / 'hosts.yml', site / 'runner', envvars=env, netns=netns,
+                        cmdline=['--skip-tags', 'rdma_network_apply'] + pins + list(extra), timeout=300)
 
 
 def test_nodes_derive_and_agree_on_the_rdma_network(netns, site):
     result = run(netns, site, '-e', CONTROLLERS)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.rc == 0, result.stdout
     agreed = json.loads((site / 'agreed.json').read_text())
     assert agreed == {
         'interface': 'rdma0',
@@ -103,21 +102,21 @@ def test_nodes_derive_and_agree_on_the_rdma_network(netns, site):
                     'exclusions': [{'startIP': '10.247.208.0', 'endIP': '10.247.208.127'},
                                    {'startIP': '10.247.208.201', 'endIP': '10.247.208.201'}]},
     }
-    assert 'outside the excluded range' not in result.stdout + result.stderr
-    assert 'V-IPU 10.247.208.116:8090 (inventory) is reached through rdma0 in 10.247.208.0/23' in ' '.join(result.stdout.split())
+    assert 'outside the excluded range' not in result.text() + result.stdout
+    assert 'V-IPU 10.247.208.116:8090 (inventory) is reached through rdma0 in 10.247.208.0/23' in result.text()
 
 
 def test_explicit_excludes_and_a_pinned_interface_reach_the_modules(netns, site):
     result = run(netns, site, '-e', CONTROLLERS, '-e', '{"ipu_k8s_rdma_excludes": ["10.247.208.0/26"]}',
                  '-e', 'ipu_k8s_rdma_interface=rdma0')
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.rc == 0, result.stdout
     agreed = json.loads((site / 'agreed.json').read_text())
     assert agreed['excludes'] == ['10.247.208.0/26', '10.247.208.116/32', '10.247.208.201/32']
 
 
 def test_an_unknown_controller_name_is_refused_on_the_node(netns, site):
     result = run(netns, site, '-e', CONTROLLERS, '-e', 'ipu_k8s_vipu_controller=pod009')
-    assert result.returncode != 0
-    output = ' '.join(result.stdout.split())
-    assert "ipu_k8s_vipu_controller 'pod009' names no entry of ipu_k8s_vipu_controllers" in output
+    assert result.rc != 0
+    output = ' '.join(' '.join(result.failure_messages()).split())
+    assert "ipu_k8s_vipu_controller 'pod009' names no entry of ipu_k8s_vipu_controllers" in output, result.stdout[-3000:]
     assert not (site / 'agreed.json').exists()

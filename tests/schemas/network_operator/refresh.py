@@ -29,6 +29,9 @@ from pathlib import Path
 
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from testlib import flatten_keys  # noqa: E402  (tests/testlib.py)
+
 HERE = Path(__file__).resolve().parent
 REPO = 'github.com/Mellanox/network-operator'
 CHART = 'deployment/network-operator'
@@ -74,21 +77,6 @@ def exists(git_dir, tag, path):
                           capture_output=True).returncode == 0
 
 
-def flatten(data, prefix=''):
-    keys = set()
-    if isinstance(data, dict):
-        for key, value in data.items():
-            path = '%s.%s' % (prefix, key) if prefix else str(key)
-            keys.add(path)
-            if isinstance(value, dict) and value:
-                keys |= flatten(value, path)
-            elif isinstance(value, list) and any(isinstance(v, dict) for v in value):
-                keys.add(path + '[]')
-                for item in value:
-                    keys |= flatten(item, path + '[]')
-    return keys
-
-
 def strip_descriptions(node):
     if isinstance(node, dict):
         return dict((k, strip_descriptions(v)) for k, v in node.items() if k != 'description')
@@ -121,7 +109,7 @@ def main(git_dir, docs_dir):
         commit = git(git_dir, 'rev-parse', tag + '^{commit}').strip()
         values_path = CHART + '/values.yaml'
         values = yaml.safe_load(git(git_dir, 'show', '%s:%s' % (tag, values_path)))
-        keys = flatten(values)
+        keys = flatten_keys(values)
         entry = {'verified': True,
                  'source': {'repo': REPO, 'tag': tag, 'commit': commit, 'path': values_path,
                             'blob': git(git_dir, 'rev-parse', '%s:%s' % (tag, values_path)).strip()}}
