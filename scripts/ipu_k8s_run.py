@@ -56,7 +56,9 @@ def runner_env(stdout_callback='ipu_k8s_progress'):
         'PATH': '%s:%s' % (bin_dir, os.environ.get('PATH', '/usr/bin:/bin')),
     }
     # ansible-playbook runs on runner's pseudo-terminal: no colours unless ours is a terminal
-    if not sys.stdout.isatty() and 'ANSIBLE_FORCE_COLOR' not in os.environ:
+    # (ANSIBLE_FORCE_COLOR=0, as scripts/test sets it, asks for none either)
+    forced = os.environ.get('ANSIBLE_FORCE_COLOR', '').strip().lower() in ('1', 'true', 'yes', 'on')
+    if not sys.stdout.isatty() and not forced:
         env['ANSIBLE_NOCOLOR'] = '1'
     return env
 
