@@ -196,7 +196,7 @@ def test_release_without_a_published_digest_is_refused_until_the_site_gives_one(
 
 
 def test_site_digest_is_the_one_the_archive_is_checked_against():
-    tasks = load_role_yaml('network_operator', 'tasks/repository.yml')
+    tasks = load_role_yaml('network_operator', 'tasks/archive.yml')
     block = next(t for t in tasks if t['name'] == 'Fetch and check the chart archive of the row')['block']
     download = next(t for t in block if 'ansible.builtin.get_url' in t)['ansible.builtin.get_url']
     variables = {'network_operator_chart_version': '26.1.2', 'network_operator_chart_sha256': SITE_SHA}
@@ -433,7 +433,7 @@ def test_chart_comes_from_a_checked_file(chart_version, local_path, expected_ref
 
 
 def test_archive_download_checks_the_rows_sha256():
-    tasks = load_role_yaml('network_operator', 'tasks/repository.yml')
+    tasks = load_role_yaml('network_operator', 'tasks/archive.yml')
     block = next(t for t in tasks if t['name'] == 'Fetch and check the chart archive of the row')['block']
     download = next(t for t in block if 'ansible.builtin.get_url' in t)['ansible.builtin.get_url']
     variables = {'network_operator_chart_version': '1.3.0'}
