@@ -159,11 +159,6 @@ def parse_requirements(requirements):
     return pins, hashes
 
 
-def parse_pins(requirements):
-    """[(name, version)] of the requirements (see parse_requirements)."""
-    return parse_requirements(requirements)[0]
-
-
 def requirements_text(pins, hashes):
     """A pip requirements file of the pins, each with its hashes."""
     return ''.join('%s==%s%s\n' % (name, version, ''.join(' --hash=sha256:%s' % h for h in hashes.get(name, [])))

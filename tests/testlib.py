@@ -6,12 +6,19 @@
   gives a new namespace with lo up; every one made is deleted when the block ends.
 - flatten_keys(data): the dotted keys a values mapping sets (the render tests and
   tests/schemas/network_operator/refresh.py compare charts' values by these).
+- CLIENT_LOCK, client_lock_lines(), client_lock_pins(): the ipu_k8s role's Kubernetes
+  client lock, read with the role's own filter (roles/ipu_k8s/filter_plugins/ipu_k8s_client.py).
 
 Import with tests/ on sys.path (the tiers' conftests and helpers put it there).
 """
 
 import contextlib
+import importlib.util
 import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CLIENT_LOCK = ROOT / 'roles' / 'ipu_k8s' / 'files' / 'kubernetes-client.lock'
 
 
 def process_alive(pid):
@@ -57,3 +64,21 @@ def flatten_keys(data, prefix=''):
                 for item in value:
                     keys |= flatten_keys(item, path + '[]')
     return keys
+
+
+def _client_filter():
+    spec = importlib.util.spec_from_file_location(
+        'ipu_k8s_client', ROOT / 'roles' / 'ipu_k8s' / 'filter_plugins' / 'ipu_k8s_client.py')
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def client_lock_lines():
+    """The lock's requirements (name==version --hash=sha256:...), as the role reads them."""
+    return _client_filter().ipu_k8s_role_requirements(CLIENT_LOCK.name)
+
+
+def client_lock_pins():
+    """The lock's name==version pins, without their hashes."""
+    return [line.split()[0] for line in client_lock_lines()]

@@ -29,6 +29,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from playbook_runner import HostView, run_playbook, task_name  # noqa: E402  (tests/playbook_runner.py)
+from testlib import client_lock_lines  # noqa: E402  (tests/testlib.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / 'tests' / 'schemas'
@@ -275,8 +276,7 @@ class Site:
         inventory_file = self.dir / 'hosts.yml'
         inventory_file.write_text(yaml.safe_dump(self.inventory(), sort_keys=False))
         args = {'path': str(self.client_venv), 'base_python': BASE_PYTHON, 'wheel_dir': str(self.wheel_dir),
-                'requirements': [line for line in (ROOT / 'roles' / 'ipu_k8s' / 'files' / 'kubernetes-client.lock')
-                                 .read_text().splitlines() if line[:1].isalnum()]}
+                'requirements': client_lock_lines()}
         env = self.env()
         env['ANSIBLE_STDOUT_CALLBACK'] = 'ansible.builtin.minimal'
         proc = subprocess.run([str(Path(PYTHON).parent / 'ansible'), CONTROL_PLANE, '-i', str(inventory_file),

@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT / 'tests' / 'integration'))
 from api_cluster import Cluster, sweep_stale  # noqa: E402
 from netns_lab import create_netns, ip_binary, sweep_stale_namespaces  # noqa: E402
 from api_site import BASE_PYTHON, NODES, Site  # noqa: E402
-from testlib import namespace_factory  # noqa: E402  (tests/testlib.py)
+from testlib import client_lock_lines, namespace_factory  # noqa: E402  (tests/testlib.py)
 
 
 @pytest.fixture(scope='session')
@@ -74,8 +74,7 @@ def cluster(k8s_bin):
 
 
 # The role's locked client requirements (name==version --hash=sha256:...).
-CLIENT_PINS = [line for line in (ROOT / 'roles' / 'ipu_k8s' / 'files' / 'kubernetes-client.lock').read_text().splitlines()
-               if line[:1].isalnum()]
+CLIENT_PINS = client_lock_lines()
 # What Ubuntu 22.04's python3-kubernetes is: the control plane's system python holds it.
 OLD_CLIENT = 'kubernetes==12.0.1'
 

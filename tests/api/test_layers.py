@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from testlib import client_lock_pins
 from api_site import CONTROL_PLANE, IPU_NODES, NODES, RDMA_INTERFACE, ROOT, VIPU_LABEL
 from api_client import Api, advertise_rdma_resource, helm, play_macvlan_operator, play_network_operator, releases
 
@@ -56,8 +57,7 @@ def test_network_operator_installs_helm_the_release_and_the_policy(site, api):
     # The control plane's system python has the old client (Ubuntu 22.04's 12.0.1); the
     # layer made its own virtualenv with the pinned client and its API tasks ran with it.
     assert _client_version(site.system_python) == '12.0.1'
-    pinned = [line.split()[0] for line in (ROOT / 'roles' / 'ipu_k8s' / 'files' / 'kubernetes-client.lock')
-              .read_text().splitlines() if line[:1].isalnum()]
+    pinned = client_lock_pins()
     assert 'kubernetes==' + _client_version(site.client_venv / 'bin' / 'python3') in pinned
     assert any(t.startswith(f'{CONTROL_PLANE}: ') and 'Keep the Kubernetes client virtualenv' in t
                for t in run.changed_tasks()), run.changed_tasks()

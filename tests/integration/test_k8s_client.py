@@ -25,12 +25,11 @@ from json_api import JsonApi
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / 'tests'))
 from playbook_runner import run_playbook  # noqa: E402
+from testlib import CLIENT_LOCK as LOCK, client_lock_pins  # noqa: E402
 SYSTEM_PYTHON = '/usr/bin/python3'
 OLD_CLIENT = 'kubernetes==12.0.1'
-# The role's default requirements: every package pinned, each with its sha256 hashes.
-LOCK = ROOT / 'roles' / 'ipu_k8s' / 'files' / 'kubernetes-client.lock'
-LOCKED = [line for line in LOCK.read_text().splitlines() if line[:1].isalnum()]
-PINS = [line.split()[0] for line in LOCKED]
+# The role's default requirements (every package pinned, each with its sha256 hashes), by name==version.
+PINS = client_lock_pins()
 
 
 def pip(python, *args, timeout=900):
@@ -114,16 +113,22 @@ PLAYBOOK = [{
 }]
 
 
-def run(tmp_path, venv, system_python, kubeconfig, *options, **extra):
+def run_client_play(tmp_path, venv, system_python, kubeconfig, *options, **extra):
+    """The playbook above on cp1 (system_python), through ansible-runner; its result."""
     (tmp_path / 'play.yml').write_text(yaml.safe_dump(PLAYBOOK, sort_keys=False))
     (tmp_path / 'hosts.yml').write_text(yaml.safe_dump({'all': {'hosts': {'cp1': {
         'ansible_connection': 'local', 'ansible_python_interpreter': str(system_python)}}}}))
     extra_vars = dict(ipu_k8s_client_venv=str(venv), ipu_k8s_client_base_python=str(system_python),
                       ipu_k8s_kubeconfig=str(kubeconfig), **extra)
     (tmp_path / 'extra.json').write_text(json.dumps(extra_vars))
-    result = run_playbook(tmp_path / 'play.yml', tmp_path / 'hosts.yml', tmp_path,
-                          envvars={'ANSIBLE_LOCAL_TEMP': str(tmp_path / 'ansible-tmp')},
-                          cmdline=['-e', '@%s' % (tmp_path / 'extra.json'), *options], timeout=1200)
+    return run_playbook(tmp_path / 'play.yml', tmp_path / 'hosts.yml', tmp_path,
+                        envvars={'ANSIBLE_LOCAL_TEMP': str(tmp_path / 'ansible-tmp')},
+                        cmdline=['-e', '@%s' % (tmp_path / 'extra.json'), *options], timeout=1200)
+
+
+def run(tmp_path, venv, system_python, kubeconfig, *options, **extra):
+    """A run that must succeed: each task's result on cp1."""
+    result = run_client_play(tmp_path, venv, system_python, kubeconfig, *options, **extra)
     assert result.rc == 0, result.stdout[-6000:]
     # Each task's result on cp1 (runner_on_ok/skipped events), named without the role prefix.
     return {task['task']['name'].split(' : ', 1)[-1]: task['hosts']['cp1']
@@ -225,15 +230,8 @@ def test_a_wheel_whose_digest_is_not_the_locked_one_is_not_installed(tmp_path, u
     six = next(wheels.glob('six-*.whl'))
     six.write_bytes(six.read_bytes() + b'\0')
     venv = tmp_path / 'venv'
-    (tmp_path / 'play.yml').write_text(yaml.safe_dump(PLAYBOOK, sort_keys=False))
-    (tmp_path / 'hosts.yml').write_text(yaml.safe_dump({'all': {'hosts': {'cp1': {
-        'ansible_connection': 'local', 'ansible_python_interpreter': str(ubuntu_2204_python)}}}}))
-    (tmp_path / 'extra.json').write_text(json.dumps(dict(
-        ipu_k8s_client_venv=str(venv), ipu_k8s_client_base_python=str(ubuntu_2204_python),
-        ipu_k8s_kubeconfig=str(first_runs['kubeconfig']), ipu_k8s_client_wheel_dir=str(wheels))))
-    result = run_playbook(tmp_path / 'play.yml', tmp_path / 'hosts.yml', tmp_path,
-                          envvars={'ANSIBLE_LOCAL_TEMP': str(tmp_path / 'ansible-tmp')},
-                          cmdline=['-e', '@%s' % (tmp_path / 'extra.json')], timeout=1200)
+    result = run_client_play(tmp_path, venv, ubuntu_2204_python, first_runs['kubeconfig'],
+                             ipu_k8s_client_wheel_dir=str(wheels))
     assert result.rc != 0
     failed = [{'msg': msg} for msg in result.failure_messages()]  # every failed task (runner_on_failed)
     assert len(failed) == 1 and 'DO NOT MATCH THE HASHES' in failed[0]['msg'], failed

@@ -12,6 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / 'module_utils'))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(ROOT / 'tests'))  # tests/testlib.py
 
 import ipu_k8s_rdma  # noqa: E402  (needs the sys.path entry above)
 import ansible.module_utils  # noqa: E402

@@ -4,18 +4,20 @@ builds, and its refusals (run through main() with module args, as Ansible runs i
 import pytest
 
 from module_harness import ModuleFail, load_library_module
+from testlib import client_lock_lines
 
 venv = load_library_module('k8s_client_venv')
 
 
 def test_exact_pins_are_parsed():
-    assert venv.parse_pins(['kubernetes==33.1.0', 'PyYAML == 6.0.3']) == [('kubernetes', '33.1.0'), ('PyYAML', '6.0.3')]
+    assert venv.parse_requirements(['kubernetes==33.1.0', 'PyYAML == 6.0.3']) == (
+        [('kubernetes', '33.1.0'), ('PyYAML', '6.0.3')], {})
 
 
 @pytest.mark.parametrize('requirement', ['kubernetes', 'kubernetes>=24.2.0', 'kubernetes==', 'kubernetes~=33.1'])
 def test_a_requirement_that_is_not_an_exact_pin_is_refused(requirement):
     with pytest.raises(ValueError, match='not an exact pin: write it as name==version'):
-        venv.parse_pins([requirement])
+        venv.parse_requirements([requirement])
 
 
 def test_names_compare_as_pep_503_names():
@@ -69,8 +71,6 @@ def test_check_mode_reports_a_missing_virtualenv_without_creating_it(run_module,
 
 
 A, B = 'a' * 64, 'b' * 64
-ROOT = __import__('pathlib').Path(__file__).resolve().parents[2]
-LOCK = ROOT / 'roles' / 'ipu_k8s' / 'files' / 'kubernetes-client.lock'
 
 
 def test_pins_with_hashes_are_parsed_with_their_hashes():
@@ -101,7 +101,6 @@ def test_hashed_pins_install_from_a_requirements_file_in_require_hashes_mode():
 
 
 def test_the_roles_lock_pins_every_package_with_hashes_and_the_client():
-    lines = [line for line in LOCK.read_text().splitlines() if line[:1].isalnum()]
-    pins, hashes = venv.parse_requirements(lines)
+    pins, hashes = venv.parse_requirements(client_lock_lines())
     assert ('kubernetes', '33.1.0') in pins and len(hashes) == len(pins) >= 20
     assert len({venv.normalise(name) for name, _ in pins}) == len(pins)
