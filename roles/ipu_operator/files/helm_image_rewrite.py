@@ -2,20 +2,25 @@
 # -*- coding: utf-8 -*-
 """Helm post-renderer: rewrite container images a chart hard-codes.
 
-    helm_image_rewrite.py FROM=TO [FROM=TO ...] < manifests > manifests
+    helm_image_rewrite.py [MAPPING.json] < manifests > manifests
 
 Helm pipes the rendered manifests of a release through this program (helm install/upgrade
---post-renderer, kubernetes.core.helm post_renderer) and applies what it prints. Every
-`image:` line whose value is exactly FROM (quoted or not) gets TO; nothing else changes,
-byte for byte. The ipu_operator role uses it for gcr.io/kubebuilder/kube-rbac-proxy:v0.8.0,
-which the Graphcore ipu-operator charts 1.1.0 and 1.2.0 hard-code in
-templates/controller-deployment.yaml although that registry path no longer exists.
+--post-renderer, kubernetes.core.helm post_renderer) and applies what it prints. The rewrites
+are DATA, never arguments or code: a JSON object {FROM: TO} read from MAPPING.json, by default
+the file beside this program named like it with ".json" added (the ipu_operator role writes
+it there). Every `image:` line whose value is exactly FROM (quoted or not) gets TO, written
+as a double-quoted YAML string; nothing else changes, byte for byte. The ipu_operator role
+uses it for gcr.io/kubebuilder/kube-rbac-proxy:v0.8.0, which the Graphcore ipu-operator
+charts 1.1.0 and 1.2.0 hard-code in templates/controller-deployment.yaml although that
+registry path no longer exists.
 
 A FROM that no manifest contains is an error (exit 1): the chart is not the one the
 mapping was written for, and a silent no-op would leave the old image in place.
 Standard library only: it runs with the host's python3.
 """
 
+import json
+import os
 import re
 import sys
 
@@ -23,18 +28,13 @@ _IMAGE_LINE = re.compile(r'^(?P<lead>\s*(?:-\s+)?image:\s*)(?P<quote>["\']?)(?P<
                          r'(?P<tail>\s*(?:#.*)?)$')
 
 
-def parse_mapping(arguments):
-    """['FROM=TO', ...] -> {FROM: TO}; ValueError on anything else."""
-    mapping = {}
-    for argument in arguments:
-        source, sep, target = argument.partition('=')
-        if not sep or not source or not target or any(c.isspace() for c in argument):
-            raise ValueError('%r is not FROM=TO (two image references without spaces)' % argument)
-        if source in mapping and mapping[source] != target:
-            raise ValueError('%s is mapped twice: to %s and to %s' % (source, mapping[source], target))
-        mapping[source] = target
-    if not mapping:
-        raise ValueError('no FROM=TO mapping given')
+def load_mapping(path):
+    """{FROM: TO} from a JSON file; ValueError on anything else."""
+    with open(path) as handle:
+        mapping = json.load(handle)
+    if (not isinstance(mapping, dict) or not mapping
+            or not all(isinstance(k, str) and isinstance(v, str) and k and v for k, v in mapping.items())):
+        raise ValueError('%s is not a JSON object of image rewrites {"FROM": "TO", ...}' % path)
     return mapping
 
 
@@ -49,17 +49,18 @@ def rewrite(text, mapping):
         if match and match.group('image') in mapping:
             image = match.group('image')
             counts[image] += 1
-            body = '%s%s%s%s%s' % (match.group('lead'), match.group('quote'), mapping[image], match.group('quote'),
-                                   match.group('tail'))
+            # JSON strings are YAML double-quoted scalars: TO stays one value, whatever it holds.
+            body = '%s%s%s' % (match.group('lead'), json.dumps(mapping[image]), match.group('tail'))
         out.append(body + end)
     return ''.join(out), counts
 
 
 def main(argv, stdin, stdout, stderr):
+    path = argv[1] if len(argv) > 1 else os.path.abspath(argv[0]) + '.json'
     try:
-        mapping = parse_mapping(argv[1:])
-    except ValueError as e:
-        stderr.write('helm_image_rewrite: %s\nusage: %s FROM=TO [FROM=TO ...] < manifests\n' % (e, argv[0]))
+        mapping = load_mapping(path)
+    except (OSError, ValueError) as e:
+        stderr.write('helm_image_rewrite: %s\nusage: %s [MAPPING.json] < manifests\n' % (e, argv[0]))
         return 2
     text, counts = rewrite(stdin.read(), mapping)
     missing = sorted(source for source, count in counts.items() if count == 0)
