@@ -125,7 +125,7 @@ def test_pod_subnet_too_small_for_the_nodes_is_refused(node, tmp_path):
     ('ipu_k8s_service_subnet', '10.0.0.0/8', ('ipu_k8s_service_subnet=10.0.0.0/8 is too large',)),
     ('ipu_k8s_service_subnet', '10.96.0.0/12 ', ('ipu_k8s_service_subnet=10.96.0.0/12 ',)),
     ('calico_block_size', 18, ('calico_block_size=18 is outside',)),
-    ('calico_registry', 'registry.example.com', ('calico_registry "registry.example.com" must end with "/"',)),
+    ('calico_registry', 'registry.example.com', ('calico_registry is "registry.example.com"', 'ending with "/"')),
     ('kubeadm_control_plane_endpoint', 'https://k8s-api.example.com:6443',
      ('kubeadm_control_plane_endpoint="https://k8s-api.example.com:6443"', 'without a scheme')),
     ('kubeadm_api_server_port', 70000, ('kubeadm_api_server_port=70000', 'must be 1-65535')),
@@ -177,6 +177,10 @@ def test_network_operator_checksum_that_is_not_one_is_refused(node, tmp_path):
     ('ipu_operator_extra_values', {'global': {'vipuControllers': 'pod1'}},
      ('ipu_operator_extra_values sets global.vipuControllers', 'Remove it')),
     ('ipu_operator_kube_rbac_proxy_image', 'proxy image=1', ('ipu_operator_kube_rbac_proxy_image is "proxy image=1"',)),
+    # Shell quoting closed inside the value: refused as not an image reference.
+    ('ipu_operator_kube_rbac_proxy_image', "registry.k8s.io/x:v1'$(touch${IFS}/tmp/ipu-k8s-preflight-ran)'",
+     ('ipu_operator_kube_rbac_proxy_image is "registry.k8s.io/x:v1\'$(touch${IFS}/tmp/ipu-k8s-preflight-ran)\'"',
+      'not an image reference')),
     ('network_operator_chart_version', '99.1.0', ('network_operator_chart_version 99.1.0 is not a row',
                                                   'Add a row')),
     ('containerd_limit_memlock', 'lots', ('containerd_limit_memlock is "lots"', 'infinity')),
@@ -188,4 +192,30 @@ def test_network_operator_checksum_that_is_not_one_is_refused(node, tmp_path):
      ('ipu_k8s_vipu_controllers[0] (pod1)', '10.247.208.5:8090')),
 ])
 def test_each_roles_own_rule_is_refused_at_preflight(node, tmp_path, name, value, needles):
+    assert_refused(run_preflight(node, tmp_path, **{name: value}), *needles)
+
+
+# What a value means, by kind: image references (distribution/reference grammar), Kubernetes
+# and Helm names, durations with a unit, positive seconds.
+@pytest.mark.parametrize('name,value,needles', [
+    ('containerd_sandbox_image', 'registry.k8s.io/Pause:3.10',
+     ('containerd_sandbox_image is "registry.k8s.io/Pause:3.10", which is not an image reference',)),
+    ('ipu_operator_smoke_image', 'graphcore/pytorch-tutorials:3.0.0@sha256:abc',
+     ('ipu_operator_smoke_image is "graphcore/pytorch-tutorials:3.0.0@sha256:abc", which is not an image reference',
+      '@sha256:<64 hex digits>')),
+    ('kubeadm_image_repository', 'registry.example.com/k8s:v1.31',
+     ('kubeadm_image_repository is "registry.example.com/k8s:v1.31", which is not an image repository',)),
+    ('ipu_k8s_rdma_network_name', 'rdma_net',
+     ('ipu_k8s_rdma_network_name is "rdma_net", which is not a valid Kubernetes name', 'e.g. rdma-net')),
+    ('ipu_k8s_ipu_operator_namespace', 'IPU-Operator',
+     ('ipu_k8s_ipu_operator_namespace is "IPU-Operator", which is not a valid Kubernetes name', 'e.g. ipu-operator')),
+    ('ipu_k8s_network_operator_release', 'network-operator-' + 'x' * 40,
+     ('ipu_k8s_network_operator_release is "network-operator-%s", which is not a valid Helm release name' % ('x' * 40),
+      'at most 53')),
+    ('ipu_operator_helm_timeout', '600', ('ipu_operator_helm_timeout is "600", which is not a duration', '"10m"')),
+    ('kubeadm_join_token_ttl', '15', ('kubeadm_join_token_ttl is "15", which is not a duration', '(15s?)')),
+    ('calico_wait_timeout', 0, ('calico_wait_timeout is "0": give a positive whole number of seconds',)),
+    ('ipu_operator_verify_timeout', -5, ('ipu_operator_verify_timeout is "-5": give a positive whole number',)),
+])
+def test_a_value_that_does_not_mean_what_its_setting_needs_is_refused(node, tmp_path, name, value, needles):
     assert_refused(run_preflight(node, tmp_path, **{name: value}), *needles)

@@ -208,4 +208,88 @@ def test_every_filter_is_registered():
     assert set(checks.FilterModule().filters()) == {
         'ipu_k8s_kubernetes_version_problem', 'ipu_k8s_cluster_networks_problem',
         'ipu_k8s_pod_subnet_capacity_problem', 'ipu_k8s_hosts_problem',
-        'ipu_k8s_cluster_interface_problem', 'ipu_k8s_cluster_addresses_problem'}
+        'ipu_k8s_cluster_interface_problem', 'ipu_k8s_cluster_addresses_problem', 'ipu_k8s_setting_problems'}
+
+
+# --- image references -------------------------------------------------------------------
+# Cases from github.com/distribution/reference, reference_test.go (TestReferenceParse, commit
+# 4894124079e525c3c3c5c8aacaa653b5499004e9), the grammar in regexp.go (commit 00a09fa3799203fc):
+# inputs Parse accepts, and inputs it refuses. The digest is narrowed to sha256 here.
+FFS = 'f' * 64
+UPSTREAM_VALID = [
+    'test_com', 'test.com:tag', 'test.com:5000', 'test.com/repo:tag', 'test:5000/repo', 'test:5000/repo:tag',
+    'test:5000/repo@sha256:' + FFS, 'test:5000/repo:tag@sha256:' + FFS, 'lowercase:Uppercase',
+    'a/' * 127 + 'a:tag-puts-this-over-max', 'sub-dom1.foo.com/bar/baz/quux:some-long-tag',
+    'b.gcr.io/test.example.com/my-app:test.example.com', 'xn--n3h.com/myimage:xn--n3h.com', 'foo_bar.com:8080',
+    'foo/foo_bar.com:8080', '192.168.1.1', '192.168.1.1:5000/repo:5050', '[2001:db8::1]/repo',
+    '[2001:db8:1:2:3:4:5:6]/repo:tag', '[2001:db8::1]:5000/repo:tag@sha256:' + FFS, '[::1]:5000/repo',
+]
+UPSTREAM_INVALID = [
+    '', ':justtag', '@sha256:' + FFS, 'repo@sha256:' + 'f' * 34, 'validname@invaliddigest:' + FFS, 'Uppercase:tag',
+    'test:5000/Uppercase/lowercase:tag', 'a/' * 128 + 'a:tag', 'aa/asdf$$^/aa', '[2001:db8::1]',
+    '[2001:db8::1]:5000', '[2001:db8::1]:tag', '[fe80::1%eth0]:5000/repo',
+]
+
+
+@pytest.mark.parametrize('reference', UPSTREAM_VALID)
+def test_references_the_distribution_grammar_accepts_pass(reference):
+    assert checks.image_problem('some_image', reference) == ''
+
+
+@pytest.mark.parametrize('reference', UPSTREAM_INVALID + [
+    "registry.k8s.io/x:v1'$(touch${IFS}/tmp/p)'", 'registry.k8s.io/pause:3.10\n', 'registry.k8s.io/pause:3.10 ',
+    'registry.k8s.io/pause:' + 'x' * 129, 'registry.k8s.io/pause@sha512:' + 'f' * 128, None, 310])
+def test_references_the_grammar_refuses_are_refused_naming_the_setting_and_the_form(reference):
+    message = checks.image_problem('some_image', reference)
+    assert message.startswith('some_image is "%s", which is not an image reference' % reference)
+    assert '[registry[:port]/]path[:tag][@sha256:<64 hex digits>]' in message
+
+
+def test_an_image_left_to_the_default_may_be_empty_and_says_so_when_bad():
+    assert checks.setting_problems({'a': ''}, 'image_or_empty') == []
+    assert checks.setting_problems({'a': 'A'}, 'image_or_empty')[0].endswith('or "" for the default.')
+
+
+@pytest.mark.parametrize('value, ok', [('', True), ('registry.example.com/k8s', True), ('reg:5000', True),
+                                       ('registry.example.com/k8s:v1', False), ('Registry.example.com/K8s', False)])
+def test_an_image_repository_has_no_tag(value, ok):
+    assert (checks.repository_or_empty_problem('kubeadm_image_repository', value) == '') == ok
+
+
+@pytest.mark.parametrize('value, ok', [('', True), ('registry.example.com/', True), ('reg:5000/mirror/', True),
+                                       ('registry.example.com', False), ('Reg.example.com/Mirror/', False)])
+def test_a_registry_prefix_ends_with_a_slash(value, ok):
+    assert (checks.registry_prefix_or_empty_problem('calico_registry', value) == '') == ok
+
+
+# --- names, durations, seconds ----------------------------------------------------------
+
+@pytest.mark.parametrize('value, ok', [('rdma-net', True), ('a', True), ('a' * 63, True), ('a' * 64, False),
+                                       ('rdma_net', False), ('Rdma', False), ('-a', False), ('a.b', False),
+                                       ('a\n', False), (None, False)])
+def test_a_kubernetes_name_is_a_dns_1123_label(value, ok):
+    assert (checks.dns_label_problem('ipu_k8s_rdma_network_name', value) == '') == ok
+
+
+def test_a_bad_name_is_refused_with_a_suggestion():
+    assert checks.dns_label_problem('ipu_k8s_rdma_network_name', 'RDMA_Net') == (
+        'ipu_k8s_rdma_network_name is "RDMA_Net", which is not a valid Kubernetes name (DNS-1123 label): use at '
+        'most 63 lower-case letters, digits and "-", starting and ending with a letter or digit, e.g. rdma-net.')
+
+
+@pytest.mark.parametrize('value, ok', [('ipu-operator', True), ('a' * 53, True), ('a' * 54, False)])
+def test_a_helm_release_name_has_at_most_53_characters(value, ok):
+    assert (checks.helm_release_problem('ipu_k8s_ipu_operator_release', value) == '') == ok
+
+
+@pytest.mark.parametrize('value, ok', [('10m', True), ('90s', True), ('1h30m', True), ('1.5h', True),
+                                       ('600', False), (600, False), ('0s', False), ('10 m', False), ('m', False),
+                                       ('10min', False), ('', False)])
+def test_a_duration_has_a_unit(value, ok):
+    assert (checks.duration_problem('ipu_operator_helm_timeout', value) == '') == ok
+
+
+@pytest.mark.parametrize('value, ok', [(300, True), ('300', True), (1, True), (0, False), (-5, False),
+                                       ('5m', False), (True, False), (1.5, False)])
+def test_seconds_are_a_positive_whole_number(value, ok):
+    assert (checks.seconds_problem('calico_wait_timeout', value) == '') == ok

@@ -9,9 +9,13 @@ or '' when the value is fine. Tasks assert that the result is empty and print it
       vars:
         __msg: "{{ ipu_k8s_kubernetes_version | ipu_k8s_kubernetes_version_problem(...) }}"
 
-The facts-free checks (versions, subnets, node names) run once in preflight before anything
-changes, through each role's `validate` entry point; the checks that need a node's facts
-(its cluster interface) run in preflight's networks step.
+The facts-free checks (versions, subnets, node names, what each setting means) run once in
+preflight before anything changes, through each role's `validate` entry point; the checks
+that need a node's facts (its cluster interface) run in preflight's networks step.
+
+Settings of one kind are checked together by one rule, named in the task:
+
+    __problems: "{{ {'ipu_operator_smoke_image': ipu_operator_smoke_image} | ipu_k8s_setting_problems('image') }}"
 """
 
 import ipaddress
@@ -39,6 +43,32 @@ SERVICE_PREFIX_MAX = 28
 # 20 and 32", "IP pool size is too small for use with Calico IPAM").
 CALICO_BLOCK_MIN = 20
 CALICO_BLOCK_MAX = 32
+
+# Image references: the grammar of github.com/distribution/reference (regexp.go, the
+# reference docker, containerd and the kubelet parse), with the digest narrowed to sha256.
+_ALPHANUMERIC = r'[a-z0-9]+'
+_SEPARATOR = r'(?:[._]|__|[-]+)'
+_PATH_COMPONENT = _ALPHANUMERIC + r'(?:' + _SEPARATOR + _ALPHANUMERIC + r')*'
+_DOMAIN_COMPONENT = r'(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])'
+_DOMAIN_AND_PORT = (r'(?:' + _DOMAIN_COMPONENT + r'(?:\.' + _DOMAIN_COMPONENT + r')*|\[[a-fA-F0-9:]+\])'
+                    r'(?::[0-9]+)?')
+_REPOSITORY = r'(?:' + _DOMAIN_AND_PORT + r'/)?' + _PATH_COMPONENT + r'(?:/' + _PATH_COMPONENT + r')*'
+_TAG = r'[\w][\w.-]{0,127}'
+_DIGEST = r'sha256:[a-f0-9]{64}'
+REPOSITORY_RE = re.compile(_REPOSITORY, re.ASCII)
+IMAGE_RE = re.compile(r'(' + _REPOSITORY + r')(?::' + _TAG + r')?(?:@' + _DIGEST + r')?', re.ASCII)
+# reference.go NameTotalLengthMax: a repository name is at most 255 characters.
+REPOSITORY_LENGTH_MAX = 255
+IMAGE_GRAMMAR = ('[registry[:port]/]path[:tag][@sha256:<64 hex digits>], the path in lower case, e.g. '
+                 'registry.k8s.io/pause:3.10 or registry.example.com/mirror/pause:3.10@sha256:<digest>')
+# Kubernetes object names (k8s.io/apimachinery validation): a DNS-1123 label (namespaces,
+# most names) has at most 63 characters; Helm release names at most 53.
+DNS_LABEL_RE = re.compile(r'[a-z0-9]([-a-z0-9]*[a-z0-9])?')
+DNS_LABEL_MAX = 63
+HELM_RELEASE_MAX = 53
+# A Go duration (time.ParseDuration) as Helm's --timeout and kubeadm's token TTL read it:
+# numbers each followed by a unit; a bare number is refused by Go ("missing unit").
+DURATION_RE = re.compile(r'([0-9]+(\.[0-9]*)?(ns|us|µs|ms|s|m|h))+')
 
 
 def _minor_tuple(minor):
@@ -263,6 +293,106 @@ def cluster_addresses_problem(addresses):
     return ''
 
 
+def image_problem(setting, value):
+    """An image reference: [registry[:port]/]path[:tag][@sha256:digest]."""
+    text = value if isinstance(value, str) else ''
+    match = IMAGE_RE.fullmatch(text)
+    if not match or len(match.group(1)) > REPOSITORY_LENGTH_MAX:
+        return '%s is "%s", which is not an image reference: write %s.' % (setting, value, IMAGE_GRAMMAR)
+    return ''
+
+
+def _or_empty(message):
+    """The message of a setting that may also be "" (the default)."""
+    return message[:-1] + ', or "" for the default.' if message else ''
+
+
+def repository_or_empty_problem(setting, value):
+    """A registry and path without tag or digest (kubeadm imageRepository), or ""."""
+    if value == '':
+        return ''
+    text = value if isinstance(value, str) else ''
+    # kubeadm appends "/<image>": the repository with it must be a repository name.
+    if not REPOSITORY_RE.fullmatch(text + '/pause') or len(text) > REPOSITORY_LENGTH_MAX:
+        return ('%s is "%s", which is not an image repository: write registry[:port][/path] without tag or '
+                'digest, the path in lower case (e.g. registry.example.com/k8s), or "" for the default.'
+                % (setting, value))
+    return ''
+
+
+def registry_prefix_or_empty_problem(setting, value):
+    """A registry (and path) put in front of image paths as it is, so ending with "/"; or ""."""
+    if value == '':
+        return ''
+    text = value if isinstance(value, str) else ''
+    if not text.endswith('/') or not REPOSITORY_RE.fullmatch(text + 'node'):
+        return ('%s is "%s": write a registry[:port][/path] ending with "/" (e.g. "registry.example.com/"), the '
+                'path in lower case: the image path is appended to it as it is; or "" for the default.'
+                % (setting, value))
+    return ''
+
+
+def dns_label_problem(setting, value):
+    """A Kubernetes object name that must be a DNS-1123 label (namespaces, network names)."""
+    text = value if isinstance(value, str) else ''
+    if not DNS_LABEL_RE.fullmatch(text) or len(text) > DNS_LABEL_MAX:
+        return ('%s is "%s", which is not a valid Kubernetes name (DNS-1123 label): use at most %d lower-case '
+                'letters, digits and "-", starting and ending with a letter or digit, e.g. %s.'
+                % (setting, value, DNS_LABEL_MAX, _suggest_name(value)))
+    return ''
+
+
+def helm_release_problem(setting, value):
+    """A Helm release name: a DNS-1123 label of at most 53 characters (Helm refuses longer)."""
+    text = value if isinstance(value, str) else ''
+    if not DNS_LABEL_RE.fullmatch(text) or len(text) > HELM_RELEASE_MAX:
+        return ('%s is "%s", which is not a valid Helm release name: use at most %d lower-case letters, digits '
+                'and "-", starting and ending with a letter or digit, e.g. %s.'
+                % (setting, value, HELM_RELEASE_MAX, _suggest_name(value)))
+    return ''
+
+
+def _suggest_name(value):
+    return re.sub(r'[^a-z0-9-]+', '-', str(value).lower()).strip('-')[:DNS_LABEL_MAX].strip('-') or 'ipu-k8s'
+
+
+def duration_problem(setting, value):
+    """A Go duration string with its unit (10m, 90s, 1h30m)."""
+    text = value if isinstance(value, str) else ''
+    if not DURATION_RE.fullmatch(text) or not re.search(r'[1-9]', text):
+        hint = ' (%ss?)' % value if str(value).isdigit() and not isinstance(value, bool) else ''
+        return ('%s is "%s", which is not a duration: write a positive number with its unit, as Go reads '
+                'durations, e.g. "10m", "90s" or "1h30m"%s.' % (setting, value, hint))
+    return ''
+
+
+def seconds_problem(setting, value):
+    """A positive whole number of seconds."""
+    text = str(value) if isinstance(value, (int, str)) and not isinstance(value, bool) else ''
+    if not text.isdigit() or int(text) < 1:
+        return ('%s is "%s": give a positive whole number of seconds, without a unit (e.g. 300).'
+                % (setting, value))
+    return ''
+
+
+SETTING_RULES = {
+    'image': image_problem,
+    'image_or_empty': lambda setting, value: '' if value == '' else _or_empty(image_problem(setting, value)),
+    'repository_or_empty': repository_or_empty_problem,
+    'registry_prefix_or_empty': registry_prefix_or_empty_problem,
+    'dns_label': dns_label_problem,
+    'helm_release': helm_release_problem,
+    'duration': duration_problem,
+    'seconds': seconds_problem,
+}
+
+
+def setting_problems(settings, rule):
+    """{setting: value} checked by one rule of SETTING_RULES -> one message per bad setting."""
+    check = SETTING_RULES[rule]
+    return [message for message in (check(name, value) for name, value in sorted(settings.items())) if message]
+
+
 class FilterModule(object):
     """Cluster-setting checks; each returns one message, or '' when the value is fine."""
 
@@ -274,4 +404,5 @@ class FilterModule(object):
             'ipu_k8s_hosts_problem': hosts_problem,
             'ipu_k8s_cluster_interface_problem': cluster_interface_problem,
             'ipu_k8s_cluster_addresses_problem': cluster_addresses_problem,
+            'ipu_k8s_setting_problems': setting_problems,
         }
