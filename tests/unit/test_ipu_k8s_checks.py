@@ -293,3 +293,9 @@ def test_a_duration_has_a_unit(value, ok):
                                        ('5m', False), (True, False), (1.5, False)])
 def test_seconds_are_a_positive_whole_number(value, ok):
     assert (checks.seconds_problem('calico_wait_timeout', value) == '') == ok
+
+
+def test_days_are_a_positive_whole_number_named_as_days():
+    assert checks.days_problem('ipu_operator_webhook_cert_renew_days', 30) == ''
+    assert checks.days_problem('ipu_operator_webhook_cert_renew_days', '30d') == (
+        'ipu_operator_webhook_cert_renew_days is "30d": give a positive whole number of days, without a unit (e.g. 30).')

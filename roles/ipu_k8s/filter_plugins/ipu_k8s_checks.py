@@ -366,13 +366,22 @@ def duration_problem(setting, value):
     return ''
 
 
-def seconds_problem(setting, value):
-    """A positive whole number of seconds."""
+def _whole_problem(setting, value, unit, example):
     text = str(value) if isinstance(value, (int, str)) and not isinstance(value, bool) else ''
     if not text.isdigit() or int(text) < 1:
-        return ('%s is "%s": give a positive whole number of seconds, without a unit (e.g. 300).'
-                % (setting, value))
+        return ('%s is "%s": give a positive whole number of %s, without a unit (e.g. %d).'
+                % (setting, value, unit, example))
     return ''
+
+
+def seconds_problem(setting, value):
+    """A positive whole number of seconds."""
+    return _whole_problem(setting, value, 'seconds', 300)
+
+
+def days_problem(setting, value):
+    """A positive whole number of days."""
+    return _whole_problem(setting, value, 'days', 30)
 
 
 SETTING_RULES = {
@@ -384,6 +393,7 @@ SETTING_RULES = {
     'helm_release': helm_release_problem,
     'duration': duration_problem,
     'seconds': seconds_problem,
+    'days': days_problem,
 }
 
 

@@ -1,0 +1,79 @@
+# -*- coding: utf-8 -*-
+"""The IPU Operator's admission webhook certificate, read from its Secret.
+
+Chart 1.2.0 (graphcore/helm-charts, ipu-operator-helm-chart-1.2.0.tgz,
+templates/admission.yaml) makes the CA and the serving certificate with Helm's genCA and
+genSignedCert, valid 365 days, at every install and upgrade, and stores them in the Secret
+<fullname>-admission (keys ca, cert, key; the controller mounts cert as tls.crt). Nothing
+renews it in between: a release older than a year serves an expired certificate and the
+API server rejects every IPUJob. Chart 1.1.0's kube-webhook-certgen jobs write the same
+Secret name and keys.
+
+- ipu_operator_fullname(release, chart_name, values): the chart's "ipu-operator.fullname"
+  (templates/_helpers.tpl), which names the Secret.
+- ipu_operator_webhook_cert(resources, now=None): from the k8s_info resources of that
+  Secret -> {'present': bool, 'not_after': ISO 8601 UTC, 'days_left': whole days}.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import base64
+import binascii
+import datetime
+
+from ansible.errors import AnsibleFilterError
+
+try:
+    from cryptography import x509
+except ImportError:  # ansible-core requires cryptography; say so plainly if it is missing
+    x509 = None
+
+
+def _trunc(name):
+    """Sprig's trunc 63 | trimSuffix "-"."""
+    name = name[:63]
+    return name[:-1] if name.endswith('-') else name
+
+
+def ipu_operator_fullname(release, chart_name, values=None):
+    """templates/_helpers.tpl "ipu-operator.fullname" of charts 1.1.0 and 1.2.0."""
+    values = values or {}
+    if values.get('fullnameOverride'):
+        return _trunc(str(values['fullnameOverride']))
+    name = values.get('nameOverride') or chart_name
+    if name in release:
+        return _trunc(release)
+    return _trunc('%s-%s' % (release, name))
+
+
+def ipu_operator_webhook_cert(resources, now=None):
+    """{'present', 'not_after', 'days_left'} of the certificate in the Secret's data.cert."""
+    if not resources:
+        return {'present': False, 'not_after': '', 'days_left': None}
+    secret = resources[0]
+    name = secret.get('metadata', {}).get('name', '?')
+    encoded = (secret.get('data') or {}).get('cert', '')
+    if x509 is None:
+        raise AnsibleFilterError('reading the webhook certificate needs the Python package cryptography on the '
+                                 'Ansible controller (pip install cryptography)')
+    try:
+        certificate = x509.load_pem_x509_certificate(base64.b64decode(encoded, validate=True))
+    except (binascii.Error, ValueError) as e:
+        raise AnsibleFilterError('Secret %s has no PEM certificate under data.cert (%s): the chart writes it there; '
+                                 'see kubectl get secret %s -o yaml' % (name, e, name))
+    not_after = getattr(certificate, 'not_valid_after_utc', None) or \
+        certificate.not_valid_after.replace(tzinfo=datetime.timezone.utc)
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    return {'present': True, 'not_after': not_after.strftime('%Y-%m-%dT%H:%M:%SZ'),
+            'days_left': (not_after - now).days}
+
+
+class FilterModule(object):
+    """The IPU Operator webhook certificate filters."""
+
+    def filters(self):
+        return {
+            'ipu_operator_fullname': ipu_operator_fullname,
+            'ipu_operator_webhook_cert': ipu_operator_webhook_cert,
+        }
