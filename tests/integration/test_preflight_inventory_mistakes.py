@@ -216,6 +216,10 @@ def test_each_roles_own_rule_is_refused_at_preflight(node, tmp_path, name, value
     ('kubeadm_join_token_ttl', '15', ('kubeadm_join_token_ttl is "15", which is not a duration', '(15s?)')),
     ('calico_wait_timeout', 0, ('calico_wait_timeout is "0": give a positive whole number of seconds',)),
     ('ipu_operator_verify_timeout', -5, ('ipu_operator_verify_timeout is "-5": give a positive whole number',)),
+    ('ipu_operator_webhook_cert_renew_days', 0,
+     ('ipu_operator_webhook_cert_renew_days is "0": give a positive whole number of days',)),
+    ('ipu_k8s_ipu_node_label', 'ipunode=' + 'p' * 64,
+     ("ipu_k8s_ipu_node_label 'ipunode=%s' has an invalid Kubernetes label value" % ('p' * 64), 'at most 63')),
 ])
 def test_a_value_that_does_not_mean_what_its_setting_needs_is_refused(node, tmp_path, name, value, needles):
     assert_refused(run_preflight(node, tmp_path, **{name: value}), *needles)
