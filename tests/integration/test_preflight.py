@@ -127,3 +127,10 @@ def test_admin_user_missing_on_the_control_plane_is_refused(tmp_path):
     result = run_preflight(tmp_path, {"kubeadm_admin_user": "no-such-admin"}, skip_tags=["preflight_os"])
     assert result.rc != 0
     assert 'kubeadm_admin_user is "no-such-admin", a user that does not exist on localhost' in failed(result)
+
+
+def test_registry_mirror_that_is_not_a_url_is_refused(tmp_path):
+    hosts = {"docker.io": {"mirrors": [{"url": "mirror.example.com; rm -rf /"}]}}
+    result = run_preflight(tmp_path, {"containerd_registry_hosts": hosts}, skip_tags=["preflight_os"])
+    assert result.rc != 0
+    assert 'containerd_registry_hosts["docker.io"]' in failed(result) and "an http(s) URL" in failed(result)
