@@ -113,3 +113,24 @@ def test_invalid_kubernetes_node_name_is_refused(tmp_path):
     result = run_preflight(tmp_path, {"ipu_k8s_node_name": "Poplar_02"})
     assert result.rc != 0
     assert "ipu_k8s_node_name=Poplar_02 on localhost is not a valid Kubernetes node name" in failed(result)
+
+
+@pytest.mark.parametrize("settings", [{"ansible_become": False}, {"ansible_become_user": "ops"}],
+                         ids=["become-off", "become-user-not-root"])
+def test_non_root_user_without_become_to_root_is_refused(tmp_path, settings):
+    result = run_preflight(tmp_path, dict(settings, ansible_user="ops"), skip_tags=["preflight_os"])
+    assert result.rc != 0
+    assert "localhost is reached as ops with ansible_become" in failed(result)
+    assert "would not run as root" in failed(result)
+
+def test_admin_user_missing_on_the_control_plane_is_refused(tmp_path):
+    result = run_preflight(tmp_path, {"kubeadm_admin_user": "no-such-admin"}, skip_tags=["preflight_os"])
+    assert result.rc != 0
+    assert 'kubeadm_admin_user is "no-such-admin", a user that does not exist on localhost' in failed(result)
+
+
+def test_registry_mirror_that_is_not_a_url_is_refused(tmp_path):
+    hosts = {"docker.io": {"mirrors": [{"url": "mirror.example.com; rm -rf /"}]}}
+    result = run_preflight(tmp_path, {"containerd_registry_hosts": hosts}, skip_tags=["preflight_os"])
+    assert result.rc != 0
+    assert 'containerd_registry_hosts["docker.io"]' in failed(result) and "an http(s) URL" in failed(result)

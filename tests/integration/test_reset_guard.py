@@ -28,7 +28,10 @@ def node(tmp_path):
     state.write_text('state\n')
     cni = tmp_path / '10-calico.conflist'
     cni.write_text('{}\n')
-    return {'dir': tmp_path, 'log': log, 'state': state, 'cni': cni, 'vars': {
+    join = tmp_path / 'ipu-k8s-join.yaml'
+    join.write_text('token: abcdef.0123456789abcdef\n')
+    return {'dir': tmp_path, 'log': log, 'state': state, 'cni': cni, 'join': join, 'vars': {
+        '__reset_join_config': str(join),
         'ansible_become': False,
         'reset_kubeadm_binary': str(kubeadm),
         'reset_kubeadm_state_files': [str(state)],
@@ -57,7 +60,7 @@ def run_reset(node, *args, extra=None, workers=()):
 
 
 def untouched(node):
-    return not node['log'].exists() and node['state'].exists() and node['cni'].exists()
+    return not node['log'].exists() and node['state'].exists() and node['cni'].exists() and node['join'].exists()
 
 
 def test_reset_without_confirmation_is_refused(node):
@@ -94,6 +97,7 @@ def test_confirmed_reset_resets_the_node(node):
     assert result.rc == 0, result.stdout[-3000:]
     assert node['log'].read_text().split() == ['reset', '--force']
     assert not node['cni'].exists()
+    assert not node['join'].exists()      # the join secrets a killed join run may leave
     assert 'stay in the cluster' not in result.text()
 
 
@@ -113,3 +117,28 @@ def test_whole_cluster_reset_reaches_the_cluster_objects(node):
     assert result.rc == 0, result.stdout[-3000:]
     assert result.ran('reset : Look for the admin kubeconfig')
     assert 'stay in the cluster' not in result.text()
+
+
+@pytest.fixture
+def dead_client(node):
+    """A whole-cluster reset whose admin kubeconfig exists but whose Kubernetes client cannot
+    be set up (its base python is missing), so no cluster object can be removed."""
+    (node['dir'] / 'admin.conf').write_text('apiVersion: v1\nkind: Config\n')
+    return {'reset_confirm': True, 'ipu_k8s_client_base_python': str(node['dir'] / 'no-python3')}
+
+
+def test_reset_refuses_on_every_host_when_cluster_objects_cannot_be_removed(node, dead_client):
+    result = run_reset(node, '--skip-tags', 'reset_netfilter', extra=dead_client, workers=['worker-1'])
+    assert result.rc != 0
+    assert untouched(node), result.stdout[-3000:]
+    message = result.failures()['localhost']
+    assert 'IPUJob, MacvlanNetwork, NicClusterPolicy objects and the Helm releases' in message, message
+    assert 'reset_skip_cluster_objects=true' in message
+
+
+def test_reset_skip_cluster_objects_resets_the_nodes_and_says_what_stays(node, dead_client):
+    result = run_reset(node, '--skip-tags', 'reset_netfilter', extra=dict(dead_client, reset_skip_cluster_objects=True),
+                       workers=['worker-1'])
+    assert result.rc == 0, result.stdout[-3000:]
+    assert node['log'].read_text().split() == ['reset', '--force'] * 2
+    assert 'the IPUJob, MacvlanNetwork, NicClusterPolicy objects and the Helm releases' in result.text()

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,8 @@ V1 = """version = 2
   [plugins."io.containerd.grpc.v1.cri"]
     sandbox_image = "registry.k8s.io/pause:3.8"
     systemd_cgroup = false
+    [plugins."io.containerd.grpc.v1.cri".registry]
+      config_path = ""
     [plugins."io.containerd.grpc.v1.cri".containerd]
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes]
         [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
@@ -28,6 +31,9 @@ V1 = """version = 2
           [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
             ShimCgroup = ""
             SystemdCgroup = false
+  [plugins."io.containerd.transfer.v1.local"]
+    config_path = ""
+    max_concurrent_downloads = 3
 """
 
 V2_WITHOUT_KEY = """version = 3
@@ -35,6 +41,8 @@ V2_WITHOUT_KEY = """version = 3
   [plugins.'io.containerd.cri.v1.images']
     [plugins.'io.containerd.cri.v1.images'.pinned_images]
       sandbox = 'registry.k8s.io/pause:3.10'
+    [plugins.'io.containerd.cri.v1.images'.registry]
+      config_path = '/etc/containerd/certs.d:/etc/docker/certs.d'
   [plugins.'io.containerd.cri.v1.runtime']
     [plugins.'io.containerd.cri.v1.runtime'.containerd]
       [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes]
@@ -112,8 +120,59 @@ def test_sandbox_image_and_cgroup_driver_follow_the_variables(tmp_path):
     assert "SystemdCgroup = false" in config
 
 
-def test_only_the_two_settings_change(tmp_path):
+def test_only_the_three_settings_change(tmp_path):
     before = V1.splitlines()
     after = render(tmp_path, V1).splitlines()
     changed = [(b, a) for b, a in zip(before, after, strict=True) if b != a]
-    assert [a.strip() for _, a in changed] == ['sandbox_image = "registry.k8s.io/pause:3.10"', "SystemdCgroup = true"]
+    assert [a.strip() for _, a in changed] == ['sandbox_image = "registry.k8s.io/pause:3.10"',
+                                               'config_path = "/etc/containerd/certs.d"', "SystemdCgroup = true",
+                                               'config_path = "/etc/containerd/certs.d"']
+
+
+@pytest.mark.parametrize("layout", [V1, V2_WITH_KEY], ids=["1.x", "2.x"])
+def test_registry_hosts_directory_survives_the_regeneration(tmp_path, layout):
+    # A regenerated config.toml points CRI at the hosts.toml directory, so mirrors kept
+    # there are never lost; 2.x's own default ('/etc/containerd/certs.d:/etc/docker/certs.d')
+    # becomes the one directory the role writes.
+    config = tomllib.loads(render(tmp_path, layout, containerd_registry_config_dir="/srv/certs.d"))
+    cri = config["plugins"]["io.containerd.grpc.v1.cri" if layout == V1 else "io.containerd.cri.v1.images"]
+    assert cri["registry"]["config_path"] == "/srv/certs.d"
+
+
+def render_hosts(tmp_path, registry, entry):
+    """The role's hosts.toml template for one containerd_registry_hosts entry, parsed."""
+    (tmp_path / "entry.json").write_text(json.dumps({"item": {"key": registry, "value": entry}}))
+    (tmp_path / "hosts-play.yml").write_text(
+        f"""
+- hosts: localhost
+  gather_facts: false
+  vars_files:
+    - {ROLE}/defaults/main.yml
+  tasks:
+    - ansible.builtin.template:
+        src: {ROLE}/templates/hosts.toml.j2
+        dest: {tmp_path}/hosts.toml
+        mode: "0644"
+"""
+    )
+    env = dict(os.environ, ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_INVENTORY_UNPARSED_WARNING="false")
+    playbook = Path(sys.executable).with_name("ansible-playbook")
+    result = subprocess.run([str(playbook), "-e", f"@{tmp_path}/entry.json", str(tmp_path / "hosts-play.yml")],
+                            capture_output=True, text=True, env=env, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return tomllib.loads((tmp_path / "hosts.toml").read_text())
+
+
+def test_registry_mirrors_are_written_as_containerd_hosts_toml(tmp_path):
+    # The layout of containerd's docs/hosts.md: server, then one [host."<url>"] table per
+    # mirror with capabilities, ca and skip_verify.
+    hosts = render_hosts(tmp_path, "docker.io", {
+        "server": "https://registry-1.docker.io",
+        "mirrors": [{"url": "https://mirror.example.com", "ca": "/usr/local/share/ca-certificates/mirror.crt"},
+                    {"url": "http://10.0.0.5:5000", "capabilities": ["pull"], "skip_verify": True}]})
+    assert hosts == {
+        "server": "https://registry-1.docker.io",
+        "host": {"https://mirror.example.com": {"capabilities": ["pull", "resolve"],
+                                                "ca": "/usr/local/share/ca-certificates/mirror.crt"},
+                 "http://10.0.0.5:5000": {"capabilities": ["pull"], "skip_verify": True}}}
+    assert list(hosts["host"]) == ["https://mirror.example.com", "http://10.0.0.5:5000"]  # tried in this order
