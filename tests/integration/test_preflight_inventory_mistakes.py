@@ -64,10 +64,11 @@ def test_good_inventory_passes_with_no_change(node, tmp_path):
     assert stats['poplar-01']['changed'] == 0 and stats['poplar-01']['failures'] == 0
 
 
-def test_kubernetes_patch_that_does_not_exist_is_refused(node, tmp_path):
-    message = assert_refused(run_preflight(node, tmp_path, ipu_k8s_kubernetes_version='1.31.99'),
-                             'ipu_k8s_kubernetes_version=1.31.99', 'no patch release 99', '1.31.14')
-    assert 'preflight_kubernetes_newest_patch' in message
+def test_kubernetes_patch_the_package_source_lacks_is_refused(node, tmp_path):
+    # The site's source (SITE_PINS: tests/fixtures/kubernetes-packages) lists 1.31.14 only.
+    assert_refused(run_preflight(node, tmp_path, ipu_k8s_kubernetes_version='1.31.99'),
+                   'ipu_k8s_kubernetes_version=1.31.99', 'kubeadm 1.31.99-1.1 is not in the package source',
+                   '1.31.14-1.1')
 
 
 def test_yaml_float_kubernetes_version_gets_a_message_not_a_python_error(node, tmp_path):
