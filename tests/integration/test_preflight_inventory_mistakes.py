@@ -190,3 +190,9 @@ def test_network_operator_checksum_that_is_not_one_is_refused(node, tmp_path):
 ])
 def test_each_roles_own_rule_is_refused_at_preflight(node, tmp_path, name, value, needles):
     assert_refused(run_preflight(node, tmp_path, **{name: value}), *needles)
+
+
+def test_calico_release_without_a_pinned_sha256_is_refused(node, tmp_path):
+    # v3.27.9 was never released; nothing here pins a checksum for it.
+    assert_refused(run_preflight(node, tmp_path, calico_version='v3.27.9'),
+                   'calico_version is v3.27.9', 'no sha256', 'tigera-operator.yaml', 'calico_manifest_checksums')
