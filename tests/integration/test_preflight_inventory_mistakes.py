@@ -196,3 +196,8 @@ def test_calico_release_without_a_pinned_sha256_is_refused(node, tmp_path):
     # v3.27.9 was never released; nothing here pins a checksum for it.
     assert_refused(run_preflight(node, tmp_path, calico_version='v3.27.9'),
                    'calico_version is v3.27.9', 'no sha256', 'tigera-operator.yaml', 'calico_manifest_checksums')
+
+
+def test_helm_release_without_a_pinned_sha256_is_refused(node, tmp_path):
+    assert_refused(run_preflight(node, tmp_path, helm_version='3.99.0'),
+                   'helm_version is 3.99.0, which is not a row of helm_releases', 'helm_tarball_checksum')
