@@ -10,6 +10,7 @@ For each mistake (read from the run's ansible-runner events): ansible-playbook e
 (naming the setting, the bad value and the fix), and no host reports a change.
 """
 import pytest
+import yaml
 
 from netns_lab import ROOT, local_host, run_playbook
 
@@ -157,13 +158,23 @@ def test_several_control_planes_without_an_endpoint_are_refused(node, tmp_path):
                    'kubeadm_control_plane_endpoint')
 
 
+def default_chart_row():
+    """The network_operator_chart_table row that serves the default Kubernetes minor."""
+    minor = yaml.safe_load((ROOT / 'roles/ipu_k8s/defaults/main.yml').read_text())['ipu_k8s_kubernetes_version'].split('.')[1]
+    table = yaml.safe_load((ROOT / 'roles/network_operator/defaults/main.yml').read_text())['network_operator_chart_table']
+    return next(row for row in table if 'kubernetes_min' in row
+                and int(row['kubernetes_min'].split('.')[1]) <= int(minor) <= int(row['kubernetes_max'].split('.')[1]))
+
+
 def test_network_operator_release_without_a_checksum_is_refused(node, tmp_path):
-    # The default Kubernetes release takes network-operator 26.1.2 from NGC, which publishes
-    # no digest: a site that has not pinned the archive's sha256 is stopped before step 2.
+    # The default Kubernetes release takes a network-operator release from NGC, which
+    # publishes no digest: a site that has not pinned the archive's sha256 is stopped before step 2.
+    row = default_chart_row()
+    assert not row.get('chart_sha256')
     assert_refused(run_preflight(node, tmp_path, hosts={'poplar-01': {'network_operator_chart_sha256': ''}}),
-                   'network-operator 26.1.2 comes from https://helm.ngc.nvidia.com/nvidia',
+                   'network-operator %s comes from https://helm.ngc.nvidia.com/nvidia' % row['chart_version'],
                    'network_operator_chart_sha256 is empty',
-                   'sha256sum network-operator-26.1.2.tgz', 'network_operator_chart_local_path')
+                   'sha256sum network-operator-%s.tgz' % row['chart_version'], 'network_operator_chart_local_path')
 
 
 def test_network_operator_checksum_that_is_not_one_is_refused(node, tmp_path):
