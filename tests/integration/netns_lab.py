@@ -177,8 +177,11 @@ def run_playbook(netns, playbook, inventory, workdir, env=None, cmdline=None):
 
 # What every site sets once it has checked the NGC-hosted network-operator archive of its
 # release (roles/network_operator: that release's row carries no sha256); preflight checks
-# only its form, and no test downloads the chart.
-SITE_PINS = {'network_operator_chart_sha256': 'c0ffee' * 10 + 'c0de'}
+# only its form, and no test downloads the chart. The Kubernetes package source is a mirror
+# on the controller's disk (tests/fixtures/kubernetes-packages/Packages, a hand-written
+# index), so preflight's check that the release exists reads no network.
+SITE_PINS = {'network_operator_chart_sha256': 'c0ffee' * 10 + 'c0de',
+             'kubernetes_packages_repo_url': (ROOT / 'tests' / 'fixtures' / 'kubernetes-packages').as_uri() + '/'}
 
 
 def local_host(**hostvars):

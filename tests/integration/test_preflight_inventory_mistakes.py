@@ -10,6 +10,7 @@ For each mistake (read from the run's ansible-runner events): ansible-playbook e
 (naming the setting, the bad value and the fix), and no host reports a change.
 """
 import pytest
+import yaml
 
 from netns_lab import ROOT, local_host, run_playbook
 
@@ -64,10 +65,11 @@ def test_good_inventory_passes_with_no_change(node, tmp_path):
     assert stats['poplar-01']['changed'] == 0 and stats['poplar-01']['failures'] == 0
 
 
-def test_kubernetes_patch_that_does_not_exist_is_refused(node, tmp_path):
-    message = assert_refused(run_preflight(node, tmp_path, ipu_k8s_kubernetes_version='1.31.99'),
-                             'ipu_k8s_kubernetes_version=1.31.99', 'no patch release 99', '1.31.14')
-    assert 'preflight_kubernetes_newest_patch' in message
+def test_kubernetes_patch_the_package_source_lacks_is_refused(node, tmp_path):
+    # The site's source (SITE_PINS: tests/fixtures/kubernetes-packages) lists 1.31.14 only.
+    assert_refused(run_preflight(node, tmp_path, ipu_k8s_kubernetes_version='1.31.99'),
+                   'ipu_k8s_kubernetes_version=1.31.99', 'kubeadm 1.31.99-1.1 is not in the package source',
+                   '1.31.14-1.1')
 
 
 def test_yaml_float_kubernetes_version_gets_a_message_not_a_python_error(node, tmp_path):
@@ -156,13 +158,23 @@ def test_several_control_planes_without_an_endpoint_are_refused(node, tmp_path):
                    'kubeadm_control_plane_endpoint')
 
 
+def default_chart_row():
+    """The network_operator_chart_table row that serves the default Kubernetes minor."""
+    minor = yaml.safe_load((ROOT / 'roles/ipu_k8s/defaults/main.yml').read_text())['ipu_k8s_kubernetes_version'].split('.')[1]
+    table = yaml.safe_load((ROOT / 'roles/network_operator/defaults/main.yml').read_text())['network_operator_chart_table']
+    return next(row for row in table if 'kubernetes_min' in row
+                and int(row['kubernetes_min'].split('.')[1]) <= int(minor) <= int(row['kubernetes_max'].split('.')[1]))
+
+
 def test_network_operator_release_without_a_checksum_is_refused(node, tmp_path):
-    # The default Kubernetes release takes network-operator 26.1.2 from NGC, which publishes
-    # no digest: a site that has not pinned the archive's sha256 is stopped before step 2.
+    # The default Kubernetes release takes a network-operator release from NGC, which
+    # publishes no digest: a site that has not pinned the archive's sha256 is stopped before step 2.
+    row = default_chart_row()
+    assert not row.get('chart_sha256')
     assert_refused(run_preflight(node, tmp_path, hosts={'poplar-01': {'network_operator_chart_sha256': ''}}),
-                   'network-operator 26.1.2 comes from https://helm.ngc.nvidia.com/nvidia',
+                   'network-operator %s comes from https://helm.ngc.nvidia.com/nvidia' % row['chart_version'],
                    'network_operator_chart_sha256 is empty',
-                   'sha256sum network-operator-26.1.2.tgz', 'network_operator_chart_local_path')
+                   'sha256sum network-operator-%s.tgz' % row['chart_version'], 'network_operator_chart_local_path')
 
 
 def test_network_operator_checksum_that_is_not_one_is_refused(node, tmp_path):
@@ -223,3 +235,14 @@ def test_each_roles_own_rule_is_refused_at_preflight(node, tmp_path, name, value
 ])
 def test_a_value_that_does_not_mean_what_its_setting_needs_is_refused(node, tmp_path, name, value, needles):
     assert_refused(run_preflight(node, tmp_path, **{name: value}), *needles)
+
+
+def test_calico_release_without_a_pinned_sha256_is_refused(node, tmp_path):
+    # v3.27.9 was never released; nothing here pins a checksum for it.
+    assert_refused(run_preflight(node, tmp_path, calico_version='v3.27.9'),
+                   'calico_version is v3.27.9', 'no sha256', 'tigera-operator.yaml', 'calico_manifest_checksums')
+
+
+def test_helm_release_without_a_pinned_sha256_is_refused(node, tmp_path):
+    assert_refused(run_preflight(node, tmp_path, helm_version='3.99.0'),
+                   'helm_version is 3.99.0, which is not a row of helm_releases', 'helm_tarball_checksum')

@@ -41,41 +41,35 @@ ANSIBLE_PLAYBOOK = str(Path(sys.executable).parent / 'ansible-playbook')
 sys.path.insert(0, str(ROOT / 'tests'))
 from playbook_runner import run_playbook  # noqa: E402
 
-# One host per supported Kubernetes minor (the full version is what an inventory sets).
-# None: the shared default (ipu_k8s_kubernetes_version), not overridden.
-VERSIONS = {
-    '1.24': '1.24.17',
-    '1.25': '1.25.16',
-    '1.29': '1.29.12',
-    '1.30': '1.30.8',
-    '1.31': '1.31.14',
-    '1.32': '1.32.13',
-    '1.33': '1.33.1',
-    '1.34': '1.34.7',
-    '1.35': None,
-}
+# One host per Kubernetes minor of the project's table (roles/preflight, the full version is
+# what an inventory sets; the patch does not matter to what renders). None: the shared default
+# (ipu_k8s_kubernetes_version), not overridden.
+DEFAULT_MINOR = '.'.join(SHARED_DEFAULTS['ipu_k8s_kubernetes_version'].split('.')[:2])
+VERSIONS = {row['version']: None if row['version'] == DEFAULT_MINOR else row['version'] + '.3'
+            for row in yaml.safe_load((ROOT / 'roles' / 'preflight' / 'defaults' / 'main.yml').read_text())[
+                'preflight_kubernetes_releases']}
+
+
+def _minor(text):
+    return tuple(int(part) for part in text.lstrip('v').split('.')[:2])
+
+
+# Expected values from the upstream facts, not from the roles' tables.
+_KUBEADM_FACTS = yaml.safe_load((ROOT / 'tests' / 'schemas' / 'kubernetes' / 'kubeadm-api-versions.yaml').read_text())[
+    'api_versions']
+_CALICO_FACTS = yaml.safe_load((ROOT / 'tests' / 'schemas' / 'calico' / 'kubernetes-versions.yaml').read_text())[
+    'releases']
+# The newest API version the minor's kubeadm reads.
 EXPECTED_KUBEADM_API = {
-    '1.24': 'kubeadm.k8s.io/v1beta3',
-    '1.25': 'kubeadm.k8s.io/v1beta3',
-    '1.29': 'kubeadm.k8s.io/v1beta3',
-    '1.30': 'kubeadm.k8s.io/v1beta3',
-    '1.31': 'kubeadm.k8s.io/v1beta4',
-    '1.32': 'kubeadm.k8s.io/v1beta4',
-    '1.33': 'kubeadm.k8s.io/v1beta4',
-    '1.34': 'kubeadm.k8s.io/v1beta4',
-    '1.35': 'kubeadm.k8s.io/v1beta4',
-}
-EXPECTED_CALICO = {
-    '1.24': 'v3.26.5',
-    '1.25': 'v3.26.5',
-    '1.29': 'v3.29.7',
-    '1.30': 'v3.30.7',
-    '1.31': 'v3.30.7',
-    '1.32': 'v3.31.7',
-    '1.33': 'v3.31.7',
-    '1.34': 'v3.31.7',
-    '1.35': 'v3.31.7',
-}
+    minor: max((name for name, f in _KUBEADM_FACTS.items() if _minor(f['first_minor']) <= _minor(minor)
+                and (f['last_minor'] is None or _minor(minor) <= _minor(f['last_minor']))), key=lambda n: n[-7:])
+    for minor in VERSIONS}
+# The newest Calico release tested with the minor; a minor no tested release covers gets the
+# newest release pinned by the site (calico_version), as the README says to.
+_TESTED_CALICO = {minor: max((r for r, f in _CALICO_FACTS.items() if minor in f['tested_minors']),
+                             key=_minor, default=None) for minor in VERSIONS}
+PINNED_CALICO = max(_CALICO_FACTS, key=lambda r: tuple(int(x) for x in r[1:].split('.')))
+EXPECTED_CALICO = {minor: _TESTED_CALICO[minor] or PINNED_CALICO for minor in VERSIONS}
 
 # Top-level fields of each kubeadm kind, per configuration API version (kubernetes.io
 # reference "kubeadm Configuration (v1beta3)" / "(v1beta4)"), and of the kubelet's
@@ -110,6 +104,8 @@ def _host(minor, **extra):
     }
     if VERSIONS.get(minor):
         host['ipu_k8s_kubernetes_version'] = VERSIONS[minor]
+    if minor in VERSIONS and not _TESTED_CALICO[minor]:
+        host['calico_version'] = PINNED_CALICO
     host.update(extra)
     return host
 
@@ -119,6 +115,7 @@ def _inventory(out):
     # Every knob a site may turn, to show values are carried and not hard-coded.
     hosts['custom'] = _host(
         '1.30',
+        ipu_k8s_kubernetes_version='1.30.8',
         ipu_k8s_pod_subnet='172.20.0.0/16',
         ipu_k8s_service_subnet='172.21.0.0/20',
         kubeadm_control_plane_endpoint='k8s-api.example.internal:6443',

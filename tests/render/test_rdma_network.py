@@ -24,7 +24,8 @@ SCHEMA_DIR = SCHEMAS / 'network_operator'
 RELEASES = yaml.safe_load((SCHEMA_DIR / 'releases.yaml').read_text())['releases']
 TABLE = yaml.safe_load((ROLES / 'network_operator' / 'defaults' / 'main.yml').read_text())['network_operator_chart_table']
 ROWS = dict((row['chart_version'], row) for row in TABLE)
-CHART_VERSIONS = sorted(ROWS, key=lambda v: tuple(int(p) for p in v.split('.')))
+# Rows whose release could be read upstream (the others are never installed).
+CHART_VERSIONS = sorted((v for v in ROWS if 'crds' in RELEASES.get(v, {})), key=lambda v: tuple(int(p) for p in v.split('.')))
 NV_IPAM_VERSIONS = [v for v in CHART_VERSIONS if ROWS[v]['ipam'] == 'nv-ipam']
 # A one-POD inventory on the rows that existed before the NVIDIA IPAM row renders as before.
 WHEREABOUTS_VERSIONS = [v for v in CHART_VERSIONS if ROWS[v]['ipam'] == 'whereabouts']

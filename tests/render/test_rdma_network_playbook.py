@@ -96,7 +96,7 @@ def test_nodes_derive_and_agree_on_the_rdma_network(netns, site):
         # The node's own address (10.247.208.201) lies outside the first /25: excluded with it.
         'excludes': ['10.247.208.0/25', '10.247.208.201/32'],
         'vipu_addresses': ['10.247.208.116'],
-        # The default Kubernetes minor's chart row (26.1.2) uses NVIDIA IPAM: its IPPool values
+        # The default Kubernetes minor's chart row uses NVIDIA IPAM: its IPPool values
         # are the same excludes as address ranges and one block per IPU node.
         'nv_ipam': {'block_size': 255,
                     'exclusions': [{'startIP': '10.247.208.0', 'endIP': '10.247.208.127'},

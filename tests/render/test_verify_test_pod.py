@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-SUPPORTED_MINORS = yaml.safe_load((ROOT / "roles/preflight/defaults/main.yml").read_text())[
-    "preflight_supported_kubernetes_minors"]
+SUPPORTED_MINORS = [row["version"] for row in yaml.safe_load((ROOT / "roles/preflight/defaults/main.yml").read_text())[
+    "preflight_kubernetes_releases"]]
 SCHEMA_MINORS = [m for m in SUPPORTED_MINORS if tuple(map(int, m.split("."))) >= (1, 25)]
 
 

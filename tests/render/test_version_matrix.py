@@ -1,11 +1,12 @@
-"""Every supported Kubernetes minor has a row in every version table, and every row is a fact.
+"""Every version table row is a fact, and the stored facts and the tables agree.
 
-preflight_supported_kubernetes_minors is what preflight accepts; each minor in it must be
-served by the Network Operator chart table, the Calico release table and the kubeadm
-configuration API table, so a run that passes preflight never meets a missing row later.
-The Calico, kubeadm and patch-release tables are checked against the facts read upstream
-(tests/schemas/calico/kubernetes-versions.yaml, tests/schemas/kubernetes/*.yaml).
+The tables: the Kubernetes minors (roles/preflight preflight_kubernetes_releases), the kubeadm
+configuration API (roles/kubeadm/vars), Calico (roles/calico), the Network Operator chart
+(roles/network_operator). The facts, each with where it was read: tests/schemas/.
+scripts/refresh-versions --check compares them (and is run here, offline).
 """
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,18 +20,20 @@ def load(path):
 
 
 def minor_tuple(minor):
-    return tuple(int(part) for part in minor.split("."))
+    return tuple(int(part) for part in minor.lstrip('v').split(".")[:2])
 
 
-PREFLIGHT = load("roles/preflight/defaults/main.yml")
-SUPPORTED = PREFLIGHT["preflight_supported_kubernetes_minors"]
-NEWEST_PATCH = PREFLIGHT["preflight_kubernetes_newest_patch"]
+KUBERNETES = load("roles/preflight/defaults/main.yml")["preflight_kubernetes_releases"]
+MINORS = [row["version"] for row in KUBERNETES]
+KUBERNETES_FACTS = load("tests/schemas/kubernetes/releases.yaml")["releases"]
 CALICO_TABLE = load("roles/calico/defaults/main.yml")["calico_version_by_kubernetes_minor"]
 CALICO_FACTS = load("tests/schemas/calico/kubernetes-versions.yaml")["releases"]
 KUBEADM = load("roles/kubeadm/vars/main.yml")
 KUBEADM_FACTS = load("tests/schemas/kubernetes/kubeadm-api-versions.yaml")["api_versions"]
-PATCH_FACTS = load("tests/schemas/kubernetes/patch-releases.yaml")["newest_patch"]
+CHARTS = load("roles/network_operator/defaults/main.yml")["network_operator_chart_table"]
+CHART_FACTS = load("tests/schemas/network_operator/releases.yaml")["releases"]
 DEFAULT_VERSION = load("roles/ipu_k8s/defaults/main.yml")["ipu_k8s_kubernetes_version"]
+TODAY = "2026-11-25"
 
 
 def kubeadm_api_version(minor):
@@ -38,51 +41,66 @@ def kubeadm_api_version(minor):
     return rows[-1]["api_version"] if rows else None
 
 
-def test_supported_minors_are_listed_once_and_in_order():
-    assert SUPPORTED == sorted(set(SUPPORTED), key=minor_tuple)
+def automatic_charts(minor):
+    return [row for row in CHARTS if "kubernetes_min" in row
+            and minor_tuple(row["kubernetes_min"]) <= minor_tuple(minor) <= minor_tuple(row["kubernetes_max"])]
 
 
-def test_no_supported_minor_predates_pkgs_k8s_io():
+def test_refresh_check_finds_the_tables_and_the_facts_in_agreement():
+    run = subprocess.run([sys.executable, str(ROOT / "scripts" / "refresh-versions"), "--check", "--today", TODAY],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "MISMATCH" not in run.stdout
+    # It reports support per row, as the stored dates say.
+    assert "Kubernetes 1.34: past end of support since 2026-10-28" in run.stdout
+    assert "Kubernetes 1.35: supported until 2027-02-28" in run.stdout
+
+
+def test_minors_are_listed_once_in_order_from_pkgs_k8s_io_on():
+    assert MINORS == sorted(set(MINORS), key=minor_tuple)
     # pkgs.k8s.io, the only Kubernetes package source left, starts at 1.24.
-    assert all(minor_tuple(m) >= (1, 24) for m in SUPPORTED)
+    assert all(minor_tuple(m) >= (1, 24) for m in MINORS)
 
 
-def test_default_kubernetes_version_is_a_released_patch_of_a_supported_minor():
-    major, minor, patch = DEFAULT_VERSION.split(".")
-    assert f"{major}.{minor}" in SUPPORTED
-    assert int(patch) <= NEWEST_PATCH[f"{major}.{minor}"]
+@pytest.mark.parametrize("row", KUBERNETES, ids=MINORS)
+def test_kubernetes_row_is_its_upstream_facts(row):
+    facts = KUBERNETES_FACTS[row["version"]]
+    assert (row["released"], row["end_of_support"]) == (facts["released"], facts["end_of_support"])
+    assert facts["source"]["path"] == "releases/release-%s/README.md" % row["version"]
 
 
-def test_default_kubernetes_version_is_the_newest_patch_of_the_newest_supported_minor():
-    assert DEFAULT_VERSION == f"{SUPPORTED[-1]}.{NEWEST_PATCH[SUPPORTED[-1]]}"
+def test_default_kubernetes_minor_is_the_newest_a_supported_network_operator_release_documents():
+    documented = [CHART_FACTS[row["chart_version"]]["kubernetes"]["max"] for row in CHARTS
+                  if row["support"] == "Supported" and CHART_FACTS[row["chart_version"]].get("kubernetes")]
+    newest = max(documented, key=minor_tuple)
+    assert DEFAULT_VERSION.rsplit(".", 1)[0] == newest
+    assert newest in MINORS
 
 
-@pytest.mark.parametrize("minor", SUPPORTED)
-def test_network_operator_chart_table_has_a_row(minor):
-    table = load("roles/network_operator/defaults/main.yml")["network_operator_chart_table"]
-    rows = [row for row in table
-            if minor_tuple(row["kubernetes_min"]) <= minor_tuple(minor) <= minor_tuple(row["kubernetes_max"])]
-    assert len(rows) == 1, f"{minor}: {len(rows)} chart rows"
+def test_default_kubernetes_minor_is_within_its_support_and_every_layer_chooses_for_it():
+    minor = DEFAULT_VERSION.rsplit(".", 1)[0]
+    assert next(r for r in KUBERNETES if r["version"] == minor)["end_of_support"] >= TODAY
+    assert len(automatic_charts(minor)) == 1 and minor in CALICO_TABLE and kubeadm_api_version(minor)
 
 
-@pytest.mark.parametrize("minor", SUPPORTED)
-def test_calico_table_has_a_release(minor):
-    assert CALICO_TABLE.get(minor, "").startswith("v3.")
-
-
-@pytest.mark.parametrize("minor,release", sorted(CALICO_TABLE.items()))
-def test_calico_release_is_tested_with_its_minor(minor, release):
-    assert release in CALICO_FACTS, f"{release}: no facts in tests/schemas/calico/kubernetes-versions.yaml"
-    assert minor in CALICO_FACTS[release]["tested_minors"]
+@pytest.mark.parametrize("minor", MINORS)
+def test_network_operator_rows_never_overlap(minor):
+    assert len(automatic_charts(minor)) <= 1, f"{minor}: {len(automatic_charts(minor))} chart rows"
 
 
 @pytest.mark.parametrize("minor,release", sorted(CALICO_TABLE.items()))
 def test_calico_release_is_the_newest_release_tested_with_its_minor(minor, release):
     tested = [r for r, facts in CALICO_FACTS.items() if minor in facts["tested_minors"]]
-    assert release == max(tested, key=lambda r: minor_tuple(r[1:]))
+    assert release == max(tested, key=lambda r: tuple(int(x) for x in r[1:].split(".")))
 
 
-@pytest.mark.parametrize("minor", SUPPORTED)
+@pytest.mark.parametrize("minor", MINORS)
+def test_minor_without_a_calico_row_has_no_tested_release(minor):
+    if minor not in CALICO_TABLE:
+        assert not [r for r, facts in CALICO_FACTS.items() if minor in facts["tested_minors"]]
+
+
+@pytest.mark.parametrize("minor", MINORS)
 def test_kubeadm_of_the_minor_reads_the_chosen_api_version(minor):
     chosen = kubeadm_api_version(minor)
     assert chosen in KUBEADM_FACTS, f"{minor}: no kubeadm API version"
@@ -94,24 +112,3 @@ def test_kubeadm_of_the_minor_reads_the_chosen_api_version(minor):
 def test_kubeadm_api_table_matches_the_facts():
     table = {row["api_version"]: (row["since"], row.get("until")) for row in KUBEADM["__kubeadm_api_versions"]}
     assert table == {name: (f["first_minor"], f["last_minor"]) for name, f in KUBEADM_FACTS.items()}
-
-
-@pytest.mark.parametrize("minor", ["1.36", "1.37"])
-def test_minors_after_v1beta3_was_removed_get_v1beta4(minor):
-    assert kubeadm_api_version(minor) == "kubeadm.k8s.io/v1beta4"
-
-
-def test_newest_patch_table_matches_the_release_facts():
-    assert NEWEST_PATCH == {minor: facts["patch"] for minor, facts in PATCH_FACTS.items()}
-    assert all(facts["source"] for facts in PATCH_FACTS.values())
-
-
-@pytest.mark.parametrize("minor", SUPPORTED)
-def test_every_supported_minor_has_a_newest_patch(minor):
-    assert minor in NEWEST_PATCH
-
-
-def test_calico_and_kubeadm_tables_serve_the_newest_minors():
-    """The minors this project's own tables serve; the Network Operator row decides the rest."""
-    served = [m for m in CALICO_TABLE if kubeadm_api_version(m) and m in NEWEST_PATCH]
-    assert {"1.33", "1.34", "1.35"} <= set(served)

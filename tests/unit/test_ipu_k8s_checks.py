@@ -10,11 +10,10 @@ checks = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(checks)
 
 SUPPORTED = ['1.29', '1.30', '1.31', '1.32']
-PATCHES = {'1.29': 15, '1.30': 14, '1.31': 14, '1.32': 13}
 
 
 def version_problem(version):
-    return checks.kubernetes_version_problem(version, SUPPORTED, PATCHES)
+    return checks.kubernetes_version_problem(version, SUPPORTED)
 
 
 # --- Kubernetes version ---------------------------------------------------------------
@@ -43,13 +42,6 @@ def test_version_that_is_not_major_minor_patch_is_refused(version):
     assert version_problem(version).startswith('ipu_k8s_kubernetes_version=%s is not a full release' % version)
 
 
-def test_patch_that_was_never_released_is_refused_with_the_newest():
-    message = version_problem('1.31.99')
-    assert message.startswith('ipu_k8s_kubernetes_version=1.31.99: Kubernetes 1.31 has no patch release 99')
-    assert 'newest released is 1.31.14' in message
-    assert 'preflight_kubernetes_newest_patch' in message
-
-
 def test_minor_before_pkgs_k8s_io_is_refused_as_not_installable():
     message = version_problem('1.23.17')
     assert 'can no longer be installed' in message and 'pkgs.k8s.io' in message
@@ -60,8 +52,33 @@ def test_unsupported_minor_lists_the_supported_ones():
     assert 'Kubernetes 1.27 is not supported' in message and '1.29, 1.30, 1.31, 1.32' in message
 
 
-def test_minor_without_a_patch_fact_is_not_patch_checked():
-    assert checks.kubernetes_version_problem('1.32.40', SUPPORTED, {}) == ''
+def test_any_patch_of_a_supported_minor_is_left_to_the_package_source():
+    assert checks.kubernetes_version_problem('1.32.40', SUPPORTED) == ''
+
+
+# --- support life cycle -----------------------------------------------------------------
+
+RELEASES = [{'version': '1.34', 'end_of_support': '2026-10-28'},
+            {'version': '1.35', 'end_of_support': '2027-02-28'},
+            {'version': '1.36', 'end_of_support': '2027-06-28'}]
+
+
+def test_minor_past_its_end_of_support_is_named_with_the_supported_ones():
+    message = checks.kubernetes_support_warning('1.34.12', RELEASES, '2026-11-25')
+    assert 'Kubernetes 1.34 is past its upstream end of support (2026-10-28)' in message
+    assert 'supported minor (1.35, 1.36)' in message
+
+
+def test_minor_on_its_last_day_of_support_is_not_warned_about():
+    assert checks.kubernetes_support_warning('1.34.12', RELEASES, '2026-10-28') == ''
+    assert checks.kubernetes_support_warning('1.35.8', RELEASES, '2026-11-25') == ''
+
+
+def test_chart_row_that_is_not_the_supported_line_names_the_supported_release():
+    table = [{'chart_version': '26.1.2', 'support': 'Deprecated'}, {'chart_version': '26.4.1', 'support': 'Supported'}]
+    message = checks.chart_support_warning(table[0], table)
+    assert 'network-operator 26.1.2 is "Deprecated"' in message and 'Supported release is 26.4.1' in message
+    assert checks.chart_support_warning(table[1], table) == ''
 
 
 # --- pod and service networks ---------------------------------------------------------
@@ -208,7 +225,8 @@ def test_every_filter_is_registered():
     assert set(checks.FilterModule().filters()) == {
         'ipu_k8s_kubernetes_version_problem', 'ipu_k8s_cluster_networks_problem',
         'ipu_k8s_pod_subnet_capacity_problem', 'ipu_k8s_hosts_problem',
-        'ipu_k8s_cluster_interface_problem', 'ipu_k8s_cluster_addresses_problem', 'ipu_k8s_setting_problems'}
+        'ipu_k8s_cluster_interface_problem', 'ipu_k8s_cluster_addresses_problem', 'ipu_k8s_setting_problems',
+        'ipu_k8s_kubernetes_support_warning', 'ipu_k8s_chart_support_warning'}
 
 
 # --- image references -------------------------------------------------------------------

@@ -79,9 +79,9 @@ def _join(items):
     return ', '.join(str(i) for i in items)
 
 
-def kubernetes_version_problem(version, supported_minors, newest_patches=None):
-    """The Kubernetes release: a quoted major.minor.patch, a supported minor, a released patch."""
-    newest_patches = newest_patches or {}
+def kubernetes_version_problem(version, supported_minors):
+    """The Kubernetes release: a quoted major.minor.patch of a supported minor (whether that patch
+    exists is the package source's answer: roles/kubernetes_packages, tasks/available.yml)."""
     supported = _join(supported_minors)
     if isinstance(version, bool) or not isinstance(version, str):
         kind = 'number' if isinstance(version, (int, float)) else 'value'
@@ -104,13 +104,30 @@ def kubernetes_version_problem(version, supported_minors, newest_patches=None):
         return ('ipu_k8s_kubernetes_version=%s: Kubernetes %s is not supported (not every layer has a tested '
                 'release for it: kubeadm configuration, Calico, Network Operator chart). Choose a release of '
                 'one of: %s.' % (version, minor_text, supported))
-    newest = newest_patches.get(minor_text)
-    if newest is not None and patch > int(newest):
-        return ('ipu_k8s_kubernetes_version=%s: Kubernetes %s has no patch release %d (the newest released is '
-                '%s.%d). Choose one of %s.0 to %s.%d; if a newer patch has been released since, add it to '
-                'preflight_kubernetes_newest_patch.'
-                % (version, minor_text, patch, minor_text, int(newest), minor_text, minor_text, int(newest)))
     return ''
+
+
+def kubernetes_support_warning(version, releases, today):
+    """'' while the minor of VERSION is within its upstream support on TODAY (YYYY-MM-DD), else a
+    notice naming the end date and the minors still supported."""
+    minor = '.'.join(str(version).split('.')[:2])
+    row = next((r for r in releases or [] if str(r['version']) == minor), None)
+    if row is None or str(row['end_of_support']) >= str(today):
+        return ''
+    supported = [str(r['version']) for r in releases if str(r['end_of_support']) >= str(today)]
+    return ('Kubernetes %s is past its upstream end of support (%s): it gets no more patches, security fixes '
+            'included. Move to a supported minor (%s) by setting ipu_k8s_kubernetes_version.'
+            % (minor, row['end_of_support'], ', '.join(supported) or 'none in preflight_kubernetes_releases'))
+
+
+def chart_support_warning(row, table):
+    """'' when the chosen Network Operator row is NVIDIA's Supported line, else a notice naming it."""
+    if not row or row.get('support') == 'Supported':
+        return ''
+    supported = [r['chart_version'] for r in table or [] if r.get('support') == 'Supported']
+    return ('network-operator %s is "%s" in NVIDIA\'s life cycle (no fixes, or critical fixes only). The '
+            'Supported release is %s: choose it with a Kubernetes minor it serves, or network_operator_chart_version.'
+            % (row.get('chart_version'), row.get('support', 'not listed'), ', '.join(supported) or 'not in the table'))
 
 
 def _network(value, name):
@@ -409,6 +426,8 @@ class FilterModule(object):
     def filters(self):
         return {
             'ipu_k8s_kubernetes_version_problem': kubernetes_version_problem,
+            'ipu_k8s_kubernetes_support_warning': kubernetes_support_warning,
+            'ipu_k8s_chart_support_warning': chart_support_warning,
             'ipu_k8s_cluster_networks_problem': cluster_networks_problem,
             'ipu_k8s_pod_subnet_capacity_problem': pod_subnet_capacity_problem,
             'ipu_k8s_hosts_problem': hosts_problem,

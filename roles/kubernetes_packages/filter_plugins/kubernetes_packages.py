@@ -1,0 +1,63 @@
+"""What the configured Kubernetes package source offers, and whether it has the pinned release.
+
+The source is the site's truth: a patch this project has never heard of is fine when the
+repository (or the air-gapped directory) has it, and a patch it does not have is refused
+with the list of what it has.
+"""
+import base64
+import gzip
+import re
+
+DEB_NAME = re.compile(r'^(?P<name>[^_/]+)_(?P<version>[^_/]+)_[^_/]+\.deb$')
+
+
+def _version_key(version):
+    return [int(part) if part.isdigit() else part for part in re.split(r'[.\-+~]', version)]
+
+
+def index_versions(index, package, gzip_base64=False):
+    """Versions of PACKAGE listed in a Debian Packages index.
+
+    index: the index text, or (gzip_base64=True) a Packages.gz file as ansible's slurp returns it.
+    """
+    if gzip_base64:
+        index = gzip.decompress(base64.b64decode(index)).decode('utf-8', 'replace')
+    versions, name = set(), None
+    for line in str(index).splitlines():
+        if not line.strip():
+            name = None
+        elif line.startswith('Package:'):
+            name = line.split(':', 1)[1].strip()
+        elif line.startswith('Version:') and name == package:
+            versions.add(line.split(':', 1)[1].strip())
+    return sorted(versions, key=_version_key)
+
+
+def deb_file_versions(paths, package):
+    """Versions of PACKAGE among .deb file names (name_version_arch.deb), as apt-get download names them."""
+    versions = set()
+    for path in paths or []:
+        match = DEB_NAME.match(str(path).rsplit('/', 1)[-1])
+        if match and match.group('name') == package:
+            versions.add(match.group('version').replace('%3a', ':'))
+    return sorted(versions, key=_version_key)
+
+
+def version_problem(wanted, available, package, source):
+    """'' when the source has PACKAGE at WANTED, else one message naming what it has and the fix."""
+    if wanted in (available or []):
+        return ''
+    has = ', '.join(available) if available else 'no %s at all' % package
+    return ('%s %s is not in the package source %s, which has %s. Set ipu_k8s_kubernetes_version to a '
+            'release the source has (or kubernetes_packages_revision to its revision), or point the source '
+            '(kubernetes_packages_repo_url, kubernetes_packages_debs_local_path) at one that has %s.'
+            % (package, wanted, source, has, wanted))
+
+
+class FilterModule:
+    def filters(self):
+        return {
+            'kubernetes_packages_index_versions': index_versions,
+            'kubernetes_packages_deb_file_versions': deb_file_versions,
+            'kubernetes_packages_version_problem': version_problem,
+        }
