@@ -67,13 +67,15 @@ def local(tmp_path):
     return path
 
 
-def test_local_file_with_the_pinned_sha256_is_copied_once(tmp_path, local):
-    run, recap, dest = fetch(tmp_path, GOOD, local=local, check=True)
+@pytest.mark.parametrize('source', ['local', 'download'])
+def test_file_with_the_pinned_sha256_is_put_in_place_once(tmp_path, local, server, source):
+    where = {'local': local} if source == 'local' else {'url': server}
+    run, recap, dest = fetch(tmp_path, GOOD, check=True, **where)
     assert run.rc == 0 and not dest.exists(), run.stdout[-3000:]
-    run, recap, dest = fetch(tmp_path, GOOD, local=local)
+    run, recap, dest = fetch(tmp_path, GOOD, **where)
     assert run.rc == 0 and recap['changed'] == 1, run.stdout[-3000:]
     assert dest.read_bytes() == CONTENT
-    run, recap, _ = fetch(tmp_path, GOOD, local=local)
+    run, recap, _ = fetch(tmp_path, GOOD, **where)
     assert run.rc == 0 and recap['changed'] == 0, run.stdout[-3000:]
 
 
@@ -89,16 +91,6 @@ def test_missing_local_file_is_refused(tmp_path):
     assert run.rc != 0
     assert '%s on the controller does not exist' % (tmp_path / 'nowhere.yaml') in messages(run)
     assert not dest.exists()
-
-
-def test_download_with_the_pinned_sha256_is_put_in_place_once(tmp_path, server):
-    run, recap, dest = fetch(tmp_path, GOOD, url=server, check=True)
-    assert run.rc == 0 and not dest.exists(), run.stdout[-3000:]
-    run, recap, dest = fetch(tmp_path, GOOD, url=server)
-    assert run.rc == 0 and recap['changed'] == 1, run.stdout[-3000:]
-    assert dest.read_bytes() == CONTENT
-    run, recap, _ = fetch(tmp_path, GOOD, url=server)
-    assert run.rc == 0 and recap['changed'] == 0, run.stdout[-3000:]
 
 
 def test_download_with_another_sha256_is_refused_and_not_put_in_place(tmp_path, server):
