@@ -41,7 +41,8 @@ def server(tmp_path_factory):
 def fetch(tmp_path, sha256, *, url='http://127.0.0.1:9/unused', local=None, check=False):
     """Run the fetch entry point as a role would; returns (run, recap, destination)."""
     dest = tmp_path / 'host' / 'file.yaml'
-    dest.parent.mkdir(exist_ok=True)
+    if not check:  # the callers make the directory; in check mode it may not be there yet
+        dest.parent.mkdir(exist_ok=True)
     play = tmp_path / 'play.yml'
     play.write_text(yaml.safe_dump([{
         'hosts': 'localhost', 'gather_facts': False,
