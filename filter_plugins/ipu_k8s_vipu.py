@@ -39,7 +39,7 @@ def _host_value(hostvars, host, *path):
     return value
 
 
-def vipu_controller_problems(controllers, hostvars, hosts, default_port=8090, default_label='ipunode=true'):
+def vipu_controller_problems(controllers, hostvars, hosts, default_port, default_label):
     choices = dict((host, _host_value(hostvars, host, 'ipu_k8s_vipu_controller') or '') for host in hosts or [])
     return inventory_problems(controllers, choices, default_port, default_label)
 

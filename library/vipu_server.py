@@ -155,6 +155,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.ipu_k8s_vipu_controllers import choose_controller, label_problem, parse_controllers
 from ansible.module_utils.ipu_k8s_rdma import (
+    DEFAULT_IPU_NODE_LABEL,
     DEFAULT_VIPU_PORT,
     IpuK8sError,
     parse_port,
@@ -254,7 +255,7 @@ def main():
             timeout=dict(type='int', default=30),
             controllers=dict(type='list', elements='dict', default=[]),
             controller=dict(type='str', default=''),
-            label=dict(type='str', default='ipunode=true'),
+            label=dict(type='str', default=DEFAULT_IPU_NODE_LABEL),
         ),
         mutually_exclusive=[('address', 'controllers')],
         supports_check_mode=True,

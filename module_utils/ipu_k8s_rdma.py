@@ -16,7 +16,11 @@ import json
 import re
 import socket
 
+# The V-IPU controller's port and the IPU node label when nothing else gives them. Modules
+# and filters import these; the roles' defaults (ipu_k8s_vipu_default_port,
+# ipu_k8s_ipu_node_label) hold the same values for the inventory.
 DEFAULT_VIPU_PORT = 8090
+DEFAULT_IPU_NODE_LABEL = 'ipunode=true'
 DEFAULT_EXCLUDE_PREFIX = 25
 VIPU_ENV_HOST = 'IPUOF_VIPU_API_HOST'
 VIPU_ENV_PORT = 'IPUOF_VIPU_API_PORT'

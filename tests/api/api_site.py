@@ -235,6 +235,8 @@ class Site:
                 'helm_install_dir': str(self.helm_install_dir),
                 'helm_cache_dir': str(self.dir / 'helm-cache'),
                 'network_operator_chart_local_path': str(self.network_operator_chart),
+                # the stand-in chart's own sha256, as a site sets the one it checked
+                'network_operator_chart_sha256': hashlib.sha256(self.network_operator_chart.read_bytes()).hexdigest(),
                 'network_operator_wait_timeout': 120,
                 'network_operator_chart_cache_dir': str(self.dir / 'network-operator-charts'),
                 'ipu_operator_chart_local_path': str(self.ipu_operator_chart),

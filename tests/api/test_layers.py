@@ -9,6 +9,7 @@ early makes the later ones fail too; read the first one.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import subprocess
 import threading
@@ -82,7 +83,9 @@ def test_network_operator_second_run_changes_nothing(site, api):
 
 def test_network_operator_upgrades_the_release_to_a_new_chart(site, api):
     new_chart = site.make_network_operator_chart('25.4.1', '2')
-    run = _network_operator_run(site, api, extra_vars={'network_operator_chart_local_path': str(new_chart)})
+    new_chart_vars = {'network_operator_chart_local_path': str(new_chart),
+                      'network_operator_chart_sha256': hashlib.sha256(new_chart.read_bytes()).hexdigest()}
+    run = _network_operator_run(site, api, extra_vars=new_chart_vars)
     run.assert_ok()
     assert any('Install the NVIDIA Network Operator chart' in t for t in run.changed_tasks()), run.changed_tasks()
     release = releases(site)[f'{NETWORK_OPERATOR_NS}/network-operator']
@@ -90,7 +93,7 @@ def test_network_operator_upgrades_the_release_to_a_new_chart(site, api):
     deployment = api.get('apps/v1', 'Deployment', 'network-operator', NETWORK_OPERATOR_NS)
     assert deployment['metadata']['labels']['revision-marker'] == '2'
     assert deployment['status'].get('availableReplicas') == 1, 'helm --wait returned before the upgrade was up'
-    site.extra_vars['network_operator_chart_local_path'] = str(new_chart)
+    site.extra_vars.update(new_chart_vars)
     _network_operator_run(site, api).assert_unchanged()
 
 

@@ -492,21 +492,28 @@ def test_repository_key_is_dearmoured_into_the_signed_by_keyring(tmp_path):
     legacy.write_text('deb https://apt.kubernetes.io/ kubernetes-xenial main\n')
     keyring = tmp_path / 'keyrings' / 'kubernetes-apt-keyring.gpg'
     inventory = tmp_path / 'hosts.yml'
-    inventory.write_text(yaml.safe_dump({'all': {'hosts': {'node': {
-        'ansible_connection': 'local',
-        'kubernetes_packages_key_local_path': str(release_key),
-        'kubernetes_packages_key_fingerprints': _fingerprints(home, release_key),
-        'kubernetes_packages_keyring': str(keyring),
-        'kubernetes_packages_sources_path': str(sources / 'kubernetes.sources'),
-        'kubernetes_packages_legacy_sources': [str(legacy)],
-    }}}}))
     playbook = str(ROOT / 'tests' / 'render' / 'cluster' / 'repository.yml')
 
-    def run(*args):
+    def run(*args, fingerprints=None):
+        inventory.write_text(yaml.safe_dump({'all': {'hosts': {'node': {
+            'ansible_connection': 'local',
+            'kubernetes_packages_key_local_path': str(release_key),
+            'kubernetes_packages_key_fingerprints': fingerprints or _fingerprints(home, release_key),
+            'kubernetes_packages_keyring': str(keyring),
+            'kubernetes_packages_sources_path': str(sources / 'kubernetes.sources'),
+            'kubernetes_packages_legacy_sources': [str(legacy)],
+        }}}}))
         done = _run(playbook, inventory, tmp_path / 'runner', *args)
+        if fingerprints:
+            return done
         assert done.rc == 0, done.stdout[-4000:]
         return done.host_stats()['node']['changed']
 
+    # A key whose fingerprint is not the published one is never trusted.
+    refused = run(fingerprints=['A' * 40])
+    assert refused.rc != 0
+    assert any('kubernetes_packages_key_fingerprints' in m for m in refused.failure_messages()), refused.stdout[-3000:]
+    assert not keyring.exists() and not (sources / 'kubernetes.sources').exists()
     assert run() > 0
     assert not legacy.exists()
     # A binary keyring holding exactly the key that was served armoured.

@@ -306,13 +306,20 @@ def test_chart_without_crd_and_no_crd_source_is_refused(tmp_path):
 def test_crd_without_checksum_is_refused(tmp_path):
     messages = _failure_messages(_run(tmp_path, ["validate"], {
         "ipu_operator_chart_version": "1.1.0", "ipu_operator_crd_url": "https://example.invalid/crd.yaml"}))
-    assert any("ipu_operator_crd_checksum" in m and "sha256:<64 hex digits>" in m for m in messages), messages
+    assert any("ipu_operator_crd_checksum" in m and "64 lowercase hex digits" in m for m in messages), messages
+
+
+def test_crd_checksum_with_a_prefix_is_refused_with_the_fix(tmp_path):
+    messages = _failure_messages(_run(tmp_path, ["validate"], {
+        "ipu_operator_chart_version": "1.1.0", "ipu_operator_crd_url": "https://example.invalid/crd.yaml",
+        "ipu_operator_crd_checksum": "sha256:" + "a" * 64}))
+    assert any('"sha256:%s"' % ("a" * 64) in m and 'without a "sha256:" prefix' in m for m in messages), messages
 
 
 def test_good_settings_pass_validation(tmp_path):
     _ok(_run(tmp_path, ["validate"], {
         "ipu_operator_chart_version": "1.1.0", "ipu_operator_crd_url": "https://example.invalid/crd.yaml",
-        "ipu_operator_crd_checksum": "sha256:" + "a" * 64}))
+        "ipu_operator_crd_checksum": "a" * 64}))
 
 
 # --- smoke-test IPUJob -----------------------------------------------------------------

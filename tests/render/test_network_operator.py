@@ -198,18 +198,26 @@ def test_release_without_a_published_digest_is_refused_until_the_site_gives_one(
     assert 'network_operator_chart_sha256 is empty' in message
     assert 'sha256sum network-operator-%s.tgz' % chart_version in message
     assert ROWS[chart_version]['chart_url'] in message
-    for site in ({'network_operator_chart_sha256': SITE_SHA}, {'network_operator_chart_local_path': '/srv/no.tgz'}):
-        ok, _ = assert_task_holds('network_operator', 'select.yml', CHECK_VERIFIABLE, dict(variables, **site))
-        assert ok, site
+    # A local copy is checked like a download: it needs the sha256 too.
+    ok, _ = assert_task_holds('network_operator', 'select.yml', CHECK_VERIFIABLE,
+                              dict(variables, network_operator_chart_local_path='/srv/no.tgz'))
+    assert not ok
+    ok, _ = assert_task_holds('network_operator', 'select.yml', CHECK_VERIFIABLE,
+                              dict(variables, network_operator_chart_sha256=SITE_SHA))
+    assert ok
+
+
+def archive_fetch():
+    """The arguments archive.yml gives the shared fetch (roles/ipu_k8s/tasks/fetch.yml)."""
+    tasks = load_role_yaml('network_operator', 'tasks/archive.yml')
+    return next(t for t in tasks if t.get('ansible.builtin.include_role', {}).get('tasks_from') == 'fetch')['vars']
 
 
 def test_site_digest_is_the_one_the_archive_is_checked_against():
-    tasks = load_role_yaml('network_operator', 'tasks/archive.yml')
-    block = next(t for t in tasks if t['name'] == 'Fetch and check the chart archive of the row')['block']
-    download = next(t for t in block if 'ansible.builtin.get_url' in t)['ansible.builtin.get_url']
+    fetch = archive_fetch()
     variables = {'network_operator_chart_version': '26.1.2', 'network_operator_chart_sha256': SITE_SHA}
-    assert role_expression('network_operator', download['checksum'], variables) == 'sha256:' + SITE_SHA
-    assert role_expression('network_operator', download['url'], variables) == ROWS['26.1.2']['chart_url']
+    assert role_expression('network_operator', fetch['__ipu_k8s_fetch_sha256'], variables) == SITE_SHA
+    assert role_expression('network_operator', fetch['__ipu_k8s_fetch_url'], variables) == ROWS['26.1.2']['chart_url']
 
 
 @pytest.mark.parametrize('site_sha, expected', [
@@ -431,7 +439,8 @@ def release_task():
 @pytest.mark.parametrize('chart_version, local_path, expected_ref', [
     ('1.4.0', '', '/var/cache/ipu-k8s/charts/network-operator-1.4.0.tgz'),
     ('25.4.0', '', '/var/cache/ipu-k8s/charts/network-operator-25.4.0.tgz'),
-    ('1.4.0', '/srv/network-operator-1.4.0.tgz', '/srv/network-operator-1.4.0.tgz'),
+    # A copy from the controller lands in the same place, checked like a download.
+    ('1.4.0', '/srv/network-operator-1.4.0.tgz', '/var/cache/ipu-k8s/charts/network-operator-1.4.0.tgz'),
 ])
 def test_chart_comes_from_a_checked_file(chart_version, local_path, expected_ref):
     task = release_task()['kubernetes.core.helm']
@@ -442,13 +451,11 @@ def test_chart_comes_from_a_checked_file(chart_version, local_path, expected_ref
 
 
 def test_archive_download_checks_the_rows_sha256():
-    tasks = load_role_yaml('network_operator', 'tasks/archive.yml')
-    block = next(t for t in tasks if t['name'] == 'Fetch and check the chart archive of the row')['block']
-    download = next(t for t in block if 'ansible.builtin.get_url' in t)['ansible.builtin.get_url']
+    fetch = archive_fetch()
     variables = {'network_operator_chart_version': '1.3.0'}
-    assert role_expression('network_operator', download['checksum'], variables) == (
-        'sha256:' + RELEASES['1.3.0']['chart_archive']['sha256'])
-    assert role_expression('network_operator', download['url'], variables) == RELEASES['1.3.0']['chart_archive']['url']
+    assert role_expression('network_operator', fetch['__ipu_k8s_fetch_sha256'], variables) == (
+        RELEASES['1.3.0']['chart_archive']['sha256'])
+    assert role_expression('network_operator', fetch['__ipu_k8s_fetch_url'], variables) == RELEASES['1.3.0']['chart_archive']['url']
 
 
 def plugin_config_changed(before_config):

@@ -166,9 +166,33 @@ ETH0 = {'active': True, 'type': 'ether', 'ipv4': {'address': '10.200.0.2', 'netm
 LO = {'active': True, 'type': 'loopback', 'ipv4': {'address': '127.0.0.1', 'netmask': '255.0.0.0'}}
 
 
-def interface_problem(configured='', default='eth0', interfaces=None, pod='192.168.0.0/16', service='10.96.0.0/12'):
+def node_facts(default='eth0', interfaces=None):
+    """ansible_facts of a node: its interfaces (keyed as Ansible keys them) and default route."""
     interfaces = {'eth0': ETH0, 'lo': LO} if interfaces is None else interfaces
-    return checks.cluster_interface_problem('node1', configured, default, interfaces, pod, service)
+    facts = {name.replace('-', '_').replace(':', '_'): value for name, value in interfaces.items()}
+    facts['interfaces'] = list(interfaces)
+    if default:
+        facts['default_ipv4'] = {'interface': default, 'address': interfaces[default]['ipv4']['address']}
+    return facts
+
+
+def interface_problem(configured='', default='eth0', interfaces=None, pod='192.168.0.0/16', service='10.96.0.0/12'):
+    return checks.cluster_interface_problem('node1', configured, node_facts(default, interfaces), pod, service)
+
+
+def test_cluster_interface_is_the_configured_one():
+    eth1 = dict(ETH0, ipv4={'address': '10.201.0.7', 'netmask': '255.255.255.0'})
+    facts = node_facts(interfaces={'eth0': ETH0, 'eth-1:0': eth1, 'lo': LO})
+    assert checks.cluster_interface(facts, 'eth-1:0') == {'interface': 'eth-1:0', 'address': '10.201.0.7'}
+
+
+def test_cluster_interface_is_the_default_routes_when_none_is_configured():
+    assert checks.cluster_interface(node_facts(), '') == {'interface': 'eth0', 'address': '10.200.0.2'}
+
+
+def test_no_cluster_interface_without_a_default_route_or_a_setting():
+    assert checks.cluster_interface(node_facts(default=''), '') == {'interface': '', 'address': ''}
+    assert checks.cluster_interface(node_facts(), 'eth9') == {'interface': 'eth9', 'address': ''}
 
 
 def test_default_route_interface_with_an_address_passes():
@@ -226,7 +250,8 @@ def test_every_filter_is_registered():
         'ipu_k8s_kubernetes_version_problem', 'ipu_k8s_cluster_networks_problem',
         'ipu_k8s_pod_subnet_capacity_problem', 'ipu_k8s_hosts_problem',
         'ipu_k8s_cluster_interface_problem', 'ipu_k8s_cluster_addresses_problem', 'ipu_k8s_setting_problems',
-        'ipu_k8s_kubernetes_support_warning', 'ipu_k8s_chart_support_warning'}
+        'ipu_k8s_kubernetes_support_warning', 'ipu_k8s_chart_support_warning',
+        'ipu_k8s_cluster_interface_of'}
 
 
 # --- image references -------------------------------------------------------------------

@@ -1,9 +1,12 @@
 """module_utils/ipu_k8s_vipu_controllers.py: the controller list's rules, the node's choice,
 and what the IPU Operator gets from the entries the nodes resolved."""
 
-import pytest
+from pathlib import Path
 
-from ipu_k8s_rdma import IpuK8sError
+import pytest
+import yaml
+
+from ipu_k8s_rdma import DEFAULT_IPU_NODE_LABEL, DEFAULT_VIPU_PORT, IpuK8sError
 from ipu_k8s_vipu_controllers import (
     choose_controller,
     inventory_problems,
@@ -211,3 +214,9 @@ def test_one_name_resolving_differently_on_two_nodes_is_refused():
 def test_one_address_under_two_names_is_refused():
     with pytest.raises(IpuK8sError, match='one V-IPU controller is listed under different names or labels'):
         operator_controllers({'w1': fact('10.5.212.116', 'pod001', 'v=1'), 'w2': fact('10.5.212.116', 'pod002', 'v=2')})
+
+
+def test_the_inventory_defaults_are_the_modules_defaults():
+    # The modules' defaults (module_utils) and the inventory's (roles/ipu_k8s) name one port and label.
+    defaults = yaml.safe_load((Path(__file__).resolve().parents[2] / 'roles' / 'ipu_k8s' / 'defaults' / 'main.yml').read_text())
+    assert (defaults['ipu_k8s_vipu_default_port'], defaults['ipu_k8s_ipu_node_label']) == (DEFAULT_VIPU_PORT, DEFAULT_IPU_NODE_LABEL)

@@ -248,33 +248,49 @@ def _interface_networks(facts):
     return networks
 
 
-def cluster_interface_problem(host, configured, default_interface, interfaces, pod_subnet, service_subnet):
-    """The node's cluster-facing interface: real, up, addressed, and clear of the pod and service networks.
+def _facts_key(interface):
+    """The key of an interface in ansible_facts (eth-1:0 -> eth_1_0)."""
+    return interface.replace('-', '_').replace(':', '_')
 
-    configured: ipu_k8s_cluster_interface ('' = the default route's interface);
-    default_interface: ansible_facts.default_ipv4.interface or '';
-    interfaces: {name: ansible_facts[name]} for the node's interfaces.
+
+def cluster_interface(facts, configured):
+    """The node's cluster-facing interface and the address kubeadm advertises on it: the
+    configured one (ipu_k8s_cluster_interface), else the interface of the IPv4 default route.
+
+    facts: the node's ansible_facts (network subset); configured: ipu_k8s_cluster_interface.
+    -> {'interface': name or '', 'address': IPv4 address or ''}
     """
     name = str(configured or '')
-    setting = 'ipu_k8s_cluster_interface=%s' % name if name else \
-        'the default route interface (ipu_k8s_cluster_interface is empty)'
-    if not name:
-        name = str(default_interface or '')
+    if name:
+        return {'interface': name, 'address': ((facts.get(_facts_key(name)) or {}).get('ipv4') or {}).get('address', '')}
+    default = facts.get('default_ipv4') or {}
+    return {'interface': default.get('interface', ''), 'address': default.get('address', '')}
+
+
+def cluster_interface_problem(host, configured, facts, pod_subnet, service_subnet):
+    """The node's cluster-facing interface: real, up, addressed, and clear of the pod and service networks.
+
+    configured: ipu_k8s_cluster_interface; facts: the node's ansible_facts.
+    """
+    interfaces = dict((name, facts.get(_facts_key(name))) for name in facts.get('interfaces') or [])
+    name = cluster_interface(facts, configured)['interface']
+    setting = 'ipu_k8s_cluster_interface=%s' % name
+    if not configured:
         if not name:
             return ('%s has no IPv4 default route, so its cluster-facing interface cannot be found: add a default '
                     'route, or set ipu_k8s_cluster_interface for this host.' % host)
         setting = 'the default route interface %s (ipu_k8s_cluster_interface is empty)' % name
-    facts = interfaces.get(name)
-    if facts is None:
+    nic = interfaces.get(name)
+    if nic is None:
         return ('ipu_k8s_cluster_interface=%s does not exist on %s (interfaces: %s). Set it to the NIC the other '
                 'nodes reach this host on.' % (name, host, _join(sorted(interfaces))))
-    if name == 'lo' or facts.get('type') == 'loopback':
+    if name == 'lo' or nic.get('type') == 'loopback':
         return ('%s on %s is the loopback interface: no other node can reach the API server, kubelet or pods '
                 'there. Set ipu_k8s_cluster_interface to the NIC the other nodes reach this host on.' % (setting, host))
-    if not facts.get('active', False):
+    if not nic.get('active', False):
         return ('%s on %s is down: the cluster cannot use it. Bring it up, or set ipu_k8s_cluster_interface to '
                 'the NIC the other nodes reach this host on.' % (setting, host))
-    networks = _interface_networks(facts)
+    networks = _interface_networks(nic)
     if not networks:
         return ('%s on %s has no IPv4 address: kubeadm advertises and Calico detects the node address there. '
                 'Give it an address, or set ipu_k8s_cluster_interface to an addressed NIC.' % (setting, host))
@@ -432,6 +448,7 @@ class FilterModule(object):
             'ipu_k8s_pod_subnet_capacity_problem': pod_subnet_capacity_problem,
             'ipu_k8s_hosts_problem': hosts_problem,
             'ipu_k8s_cluster_interface_problem': cluster_interface_problem,
+            'ipu_k8s_cluster_interface_of': cluster_interface,
             'ipu_k8s_cluster_addresses_problem': cluster_addresses_problem,
             'ipu_k8s_setting_problems': setting_problems,
         }
