@@ -196,6 +196,10 @@ def test_network_operator_checksum_that_is_not_one_is_refused(node, tmp_path):
     ('network_operator_chart_version', '99.1.0', ('network_operator_chart_version 99.1.0 is not a row',
                                                   'Add a row')),
     ('containerd_limit_memlock', 'lots', ('containerd_limit_memlock is "lots"', 'infinity')),
+    # Names verify's probes pass to ip, ctr and the CNI plugin as arguments.
+    ('verify_datapath_netns', '../../etc', ('verify_datapath_netns is "../../etc"', 'network namespace name')),
+    ('verify_datapath_link', '-force', ('verify_datapath_link is "-force"', 'Linux interface name')),
+    ('verify_datapath_link', 'ipuk8sverify0000', ('verify_datapath_link is "ipuk8sverify0000"', '1 to 15')),
     ('containerd_docker_gpg_key_local_path', 'keys/docker.asc',
      ('containerd_docker_gpg_key_local_path is "keys/docker.asc"', 'absolute path')),
     ('ipu_k8s_vipu_controllers', [{'name': 'pod1', 'host': '10.247.208.5', 'label': 'ipunode'}],
