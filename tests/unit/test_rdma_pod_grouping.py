@@ -172,3 +172,8 @@ def test_cni_config_refuses_an_ipam_it_does_not_render():
     with pytest.raises(IpuK8sError) as refused:
         cni_config('rdma-net', CNI_POD, 'bridge', 'host-local')
     assert str(refused.value) == "ipam 'host-local' is not one this project renders: whereabouts or nv-ipam"
+
+
+def test_a_name_cut_on_a_dash_does_not_end_with_it():
+    # 62 characters of network name, the dash, then the POD: the 63rd character is the dash.
+    assert pod_object_name('n' * 62, 'pod001') == 'n' * 62
