@@ -3,7 +3,7 @@
 import pytest
 
 from iproute_json import addr_show, route_get
-from ipu_k8s_rdma import IpuK8sError, compute_excludes, derive_rdma_network
+from ipu_k8s_rdma import IpuK8sError, compute_excludes, derive_rdma_network, down_interface_holding
 
 
 def derive(route, addr, address, **kwargs):
@@ -213,3 +213,23 @@ def test_own_addresses_that_would_leave_no_pod_address_are_refused():
     with pytest.raises(IpuK8sError, match='leave no address of the RDMA subnet 10.60.0.0/30 for pods'):
         derive(route_get('10.60.0.1', 'rdma0', '10.60.0.2'), addr_show('rdma0', 9000, '10.60.0.2/30'), '10.60.0.1',
                exclude_prefix=32)
+
+
+def test_the_down_interface_is_found_past_up_ones_and_other_addresses():
+    """`ip -j addr show` with an up NIC first, then a down one whose first address is IPv6
+    and whose second is in another subnet: the third holds the V-IPU address."""
+    links = [
+        {'ifname': 'eth0', 'flags': ['BROADCAST', 'UP'],
+         'addr_info': [{'family': 'inet', 'local': '10.247.208.9', 'prefixlen': 23}]},
+        'not a link',
+        {'ifname': 'ens1f0', 'flags': ['BROADCAST'],
+         'addr_info': [{'family': 'inet6', 'local': 'fe80::1', 'prefixlen': 64},
+                       {'family': 'inet', 'local': '192.0.2.1', 'prefixlen': 24},
+                       {'family': 'inet', 'local': '10.247.208.21', 'prefixlen': 23}]},
+    ]
+    assert down_interface_holding(links, '10.247.208.5') == ('ens1f0', '10.247.208.21/23')
+    assert down_interface_holding(links, '198.51.100.1') is None
+    # An address without its prefix length is a /32: it holds only itself.
+    lone = [{'ifname': 'ens2', 'flags': [], 'addr_info': [{'family': 'inet', 'local': '10.0.0.1'}]}]
+    assert down_interface_holding(lone, '10.0.0.1') == ('ens2', '10.0.0.1/32')
+    assert down_interface_holding(lone, '10.0.0.2') is None
