@@ -233,3 +233,15 @@ def test_the_down_interface_is_found_past_up_ones_and_other_addresses():
     lone = [{'ifname': 'ens2', 'flags': [], 'addr_info': [{'family': 'inet', 'local': '10.0.0.1'}]}]
     assert down_interface_holding(lone, '10.0.0.1') == ('ens2', '10.0.0.1/32')
     assert down_interface_holding(lone, '10.0.0.2') is None
+
+
+@pytest.mark.parametrize('bad, suggested', [
+    # The network of the address given, with its prefix (by hand: .77 is in .64/26).
+    (' 10.5.212.77/26 ', '10.5.212.64/26'),
+    # Nothing to go on: an example of the form.
+    ('nonsense', '10.247.208.0/25'),
+])
+def test_the_suggestion_for_an_exclude_with_host_bits_is_its_network(bad, suggested):
+    with pytest.raises(IpuK8sError) as refused:
+        compute_excludes('10.5.212.0/24', excludes=[bad])
+    assert str(refused.value).endswith('write it like %s' % suggested)
