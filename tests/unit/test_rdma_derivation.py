@@ -3,7 +3,7 @@
 import pytest
 
 from iproute_json import addr_show, route_get
-from ipu_k8s_rdma import IpuK8sError, compute_excludes, derive_rdma_network, down_interface_holding
+from ipu_k8s_rdma import IpuK8sError, check_route, compute_excludes, derive_rdma_network, down_interface_holding
 
 
 def derive(route, addr, address, **kwargs):
@@ -245,3 +245,46 @@ def test_the_suggestion_for_an_exclude_with_host_bits_is_its_network(bad, sugges
     with pytest.raises(IpuK8sError) as refused:
         compute_excludes('10.5.212.0/24', excludes=[bad])
     assert str(refused.value).endswith('write it like %s' % suggested)
+
+
+V = '10.247.208.5'
+
+
+@pytest.mark.parametrize('routes, interface, message', [
+    ([], None, "the kernel has no route to the V-IPU address 10.247.208.5: give this node an address in the "
+               "V-IPU controller's subnet on its RDMA NIC"),
+    (['not a route'], None, "the kernel has no route to the V-IPU address 10.247.208.5: give this node an "
+                            "address in the V-IPU controller's subnet on its RDMA NIC"),
+    ([{'type': 'local', 'dev': 'lo'}], None,
+     "the V-IPU address 10.247.208.5 cannot be used on this node: it is an address of this node itself "
+     "(route type local via lo). Give the V-IPU controller's address, not one of this node's"),
+    ([{'type': 'blackhole'}], None,
+     "the V-IPU address 10.247.208.5 cannot be used on this node: a blackhole route discards traffic to it "
+     "(route type blackhole via no interface). Give the V-IPU controller's address, not one of this node's"),
+    ([{'type': 'strange', 'dev': 'rdma0'}], None,
+     'the kernel routes the V-IPU address 10.247.208.5 with an unexpected route type strange'),
+    ([{'dev': 'eth0', 'gateway': '10.0.0.1'}], None,
+     'the V-IPU address 10.247.208.5 is reached through gateway 10.0.0.1 on eth0, not on a directly connected '
+     'subnet: pods on the MACVLAN network must share an L2 subnet with the V-IPU controller. Give this '
+     "node's RDMA NIC an address in that subnet, or check that 10.247.208.5 is the right V-IPU address"),
+    ([{'dev': 'eth0', 'via': {'family': 'inet', 'host': '10.0.0.2'}}], None,
+     'the V-IPU address 10.247.208.5 is reached through gateway 10.0.0.2 on eth0, not on a directly connected '
+     'subnet: pods on the MACVLAN network must share an L2 subnet with the V-IPU controller. Give this '
+     "node's RDMA NIC an address in that subnet, or check that 10.247.208.5 is the right V-IPU address"),
+    ([{'type': 'unicast', 'dst': V}], None,
+     'the kernel route to the V-IPU address 10.247.208.5 names no interface: {"type": "unicast", "dst": '
+     '"10.247.208.5"}'),
+    ([{'dev': 'rdma1'}], 'rdma0',
+     'the V-IPU address 10.247.208.5 is routed through rdma1, but the RDMA interface is pinned to rdma0 '
+     '(ipu_k8s_rdma_interface): check that rdma0 is up and has an address in the V-IPU subnet, or unpin it'),
+])
+def test_each_route_refusal_says_exactly_what_and_what_to_do(routes, interface, message):
+    with pytest.raises(IpuK8sError) as refused:
+        check_route(routes, V, interface)
+    assert str(refused.value) == message
+
+
+def test_a_direct_route_gives_its_device_and_source():
+    assert check_route([{'dev': 'rdma0', 'prefsrc': '10.247.208.21', 'type': 'unicast'}], V, 'rdma0') == \
+        ('rdma0', '10.247.208.21')
+    assert check_route([{'dev': 'rdma0', 'gateway': ''}], V) == ('rdma0', None)
