@@ -1,9 +1,12 @@
 """Deriving the RDMA interface, subnet, MTU and excludes from the kernel's answers."""
 
-import pytest
+import ipaddress
 
+import pytest
+from ipu_k8s_rdma import (IpuK8sError, check_route, compute_excludes, connected_network, derive_rdma_network,
+                          down_interface_holding)
 from iproute_json import addr_show, route_get
-from ipu_k8s_rdma import IpuK8sError, check_route, compute_excludes, derive_rdma_network, down_interface_holding
+from ipu_k8s_rdma import IpuK8sError, check_route, compute_excludes, connected_network, derive_rdma_network, down_interface_holding
 
 
 def derive(route, addr, address, **kwargs):
@@ -288,3 +291,16 @@ def test_a_direct_route_gives_its_device_and_source():
     assert check_route([{'dev': 'rdma0', 'prefsrc': '10.247.208.21', 'type': 'unicast'}], V, 'rdma0') == \
         ('rdma0', '10.247.208.21')
     assert check_route([{'dev': 'rdma0', 'gateway': ''}], V) == ('rdma0', None)
+
+
+def test_the_connected_address_is_the_most_specific_then_the_first_without_a_preferred_source():
+    addresses = [ipaddress.IPv4Interface(a) for a in ('10.247.208.21/23', '10.247.208.22/23', '10.31.7.21/24')]
+    assert connected_network(addresses, V, 'rdma0') == ipaddress.IPv4Interface('10.247.208.21/23')
+    assert connected_network(addresses, V, 'rdma0', '10.247.208.22') == ipaddress.IPv4Interface('10.247.208.22/23')
+    with pytest.raises(IpuK8sError) as refused:
+        connected_network(addresses[2:], V, 'rdma0')
+    assert str(refused.value) == ('the V-IPU address 10.247.208.5 is routed through rdma0, but rdma0 has '
+                                  '10.31.7.21/24 and none of its subnets holds 10.247.208.5: give rdma0 an address '
+                                  'in the V-IPU subnet')
+    with pytest.raises(IpuK8sError, match='but rdma0 has no IPv4 address and none'):
+        connected_network([], V, 'rdma0')
