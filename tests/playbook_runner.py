@@ -19,16 +19,17 @@ Options for the test tiers that need more than a plain run from the repository r
 import os
 import shlex
 import shutil
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ansible_runner.interface import init_runner
 
+from testlib import TOOLS, tool
+
 ROOT = Path(__file__).resolve().parents[1]
-# the ansible-playbook next to the python running the tests (the project's venv)
-ANSIBLE_PLAYBOOK = str(Path(sys.executable).parent / 'ansible-playbook')
+# the ansible-playbook installed with the python running the tests
+ANSIBLE_PLAYBOOK = tool('ansible-playbook')
 SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 # Events that carry one host's result of a task.
 HOST_EVENTS = {'runner_on_ok': {}, 'runner_on_failed': {'failed': True}, 'runner_on_skipped': {'skipped': True},
@@ -217,7 +218,7 @@ def run_playbook(playbook, inventory, work_dir, extravars=None, envvars=None, cm
         'ANSIBLE_CALLBACK_PLUGINS': str(ROOT / 'callback_plugins'),
         'ANSIBLE_STDOUT_CALLBACK': stdout_callback,
         'ANSIBLE_NOCOLOR': '1',
-        'PATH': '%s:%s' % (ROOT / '.venv' / 'bin', os.environ.get('PATH', SYSTEM_PATH)),
+        'PATH': '%s:%s' % (TOOLS, os.environ.get('PATH', SYSTEM_PATH)),
     }
     env.update(envvars or {})
     if not isinstance(cmdline, (str, type(None))):
@@ -226,7 +227,7 @@ def run_playbook(playbook, inventory, work_dir, extravars=None, envvars=None, cm
                          inventory=str(inventory), extravars=extravars or {}, envvars=env, cmdline=cmdline or None,
                          quiet=True, timeout=timeout)
     config = runner.config
-    # the venv's ansible-playbook, whatever the caller's PATH says
+    # the tests' own ansible-playbook, whatever the caller's PATH says
     config.command = [ANSIBLE_PLAYBOOK if a == 'ansible-playbook' and i == 0 else a for i, a in enumerate(config.command)]
     if clean_env:
         # keep what the caller gave and what runner set; drop what came from the shell as is

@@ -7,17 +7,50 @@
 - flatten_keys(data): the dotted keys a values mapping sets (the render tests and
   tests/schemas/network_operator/refresh.py compare charts' values by these).
 - CLIENT_LOCK, client_lock_lines(), client_lock_pins(): the ipu_k8s role's Kubernetes
-  client lock, read with the role's own filter (roles/ipu_k8s/filter_plugins/ipu_k8s_client.py).
+  client lock, its text read plainly (not with the role's filter, which tests check).
+- TOOLS, tool(name): the directory of the Python running the tests and a tool in it
+  (ansible-playbook, ansible...): the tools installed with that Python, wherever it lives.
+- require(condition, reason): skip the test with reason when condition is false; under CI
+  (CI=true) fail with that reason instead, so a runner without root or a tool the tier
+  needs turns the tier red rather than green with skips.
 
 Import with tests/ on sys.path (the tiers' conftests and helpers put it there).
 """
 
 import contextlib
-import importlib.util
 import os
+import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
+# Not resolved: a virtualenv's python is a symlink, its tools sit beside the link.
+TOOLS = Path(sys.executable).parent
+
+
+def tool(name):
+    """The path of a tool installed with the running Python (e.g. 'ansible-playbook')."""
+    return str(TOOLS / name)
+
+
+def in_ci():
+    """True on a CI runner (CI=true, as GitHub Actions, GitLab CI and others set it)."""
+    return os.environ.get('CI', '').lower() in ('true', '1', 'yes')
+
+
+def require(condition, reason):
+    """Skip with reason unless condition holds; under CI fail with it instead."""
+    if condition:
+        return
+    if in_ci():
+        pytest.fail('%s (CI=true: a test that cannot run on the CI runner fails)' % reason, pytrace=False)
+    pytest.skip(reason)
+
+
+def require_root(what):
+    """require() that the tests run as root; what says why they need it."""
+    require(os.geteuid() == 0, 'needs root: %s' % what)
 CLIENT_LOCK = ROOT / 'roles' / 'ipu_k8s' / 'files' / 'kubernetes-client.lock'
 
 
@@ -66,17 +99,12 @@ def flatten_keys(data, prefix=''):
     return keys
 
 
-def _client_filter():
-    spec = importlib.util.spec_from_file_location(
-        'ipu_k8s_client', ROOT / 'roles' / 'ipu_k8s' / 'filter_plugins' / 'ipu_k8s_client.py')
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def client_lock_lines():
-    """The lock's requirements (name==version --hash=sha256:...), as the role reads them."""
-    return _client_filter().ipu_k8s_role_requirements(CLIENT_LOCK.name)
+    """The lock's requirements (name==version --hash=sha256:...), read plainly: every line
+    that is not blank or a comment, as pip reads a requirements file (tests take their
+    expected pins from here, not from the role's filter they test)."""
+    lines = [line.strip() for line in CLIENT_LOCK.read_text().splitlines()]
+    return [line for line in lines if line and not line.startswith('#')]
 
 
 def client_lock_pins():

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from kubernetes import watch
 
 from testlib import client_lock_pins
 from api_site import CONTROL_PLANE, IPU_NODES, NODES, RDMA_INTERFACE, ROOT, VIPU_LABEL
@@ -196,10 +197,40 @@ def test_verify_fails_the_rdma_resource_row_before_the_device_plugin_reports_it(
     assert {r['host']: r['status'] for r in rows} == {node: 'FAIL' for node in IPU_NODES}, rows
 
 
+TEST_POD = 'ipu-k8s-verify-rdma'
+
+
+def _watch_pod(api, name, seen, stop):
+    """Every state of the pods called name the server holds, as it served them (the verify
+    run removes its test pod before it ends, so the test reads it while it lives)."""
+    listed = api.core.list_pod_for_all_namespaces(field_selector='metadata.name=%s' % name)
+    seen.extend(api.client.sanitize_for_serialization(pod) for pod in listed.items)
+    version = listed.metadata.resource_version
+    while not stop.is_set():
+        for event in watch.Watch().stream(api.core.list_pod_for_all_namespaces, resource_version=version,
+                                          field_selector='metadata.name=%s' % name, timeout_seconds=1):
+            pod = api.client.sanitize_for_serialization(event['object'])
+            version = pod['metadata']['resourceVersion']
+            seen.append(pod)
+
+
+def _play_watching_the_test_pod(site, api, *args):
+    """site.play(*args) and the test pod's states while it ran (its own API client)."""
+    seen, stop = [], threading.Event()
+    watcher = threading.Thread(target=_watch_pod, args=(Api(api.kubeconfig), TEST_POD, seen, stop), daemon=True)
+    watcher.start()
+    try:
+        return site.play(*args), seen
+    finally:
+        stop.set()
+        watcher.join(timeout=10)
+
+
 def test_verify_cluster_checks_pass_on_hollow_nodes_and_skip_what_needs_exec(site, api):
     for node in IPU_NODES:
         advertise_rdma_resource(api, node, RDMA_RESOURCE)
-    site.play('verify.yml', '--tags', 'verify_cluster').assert_ok()
+    run, pods = _play_watching_the_test_pod(site, api, 'verify.yml', '--tags', 'verify_cluster')
+    run.assert_ok()
     rows = _report_rows(site)
     by_check = {}
     for row in rows:
@@ -213,10 +244,26 @@ def test_verify_cluster_checks_pass_on_hollow_nodes_and_skip_what_needs_exec(sit
     exec_rows = [r for r in rows if r['check'].startswith('test pod ')]
     assert len(exec_rows) == 3 and all(r['status'] == 'SKIP' for r in exec_rows), exec_rows
     assert all('fakeRuntime' in r['observed'] and 'exec' in r['observed'] for r in exec_rows), exec_rows
+    # The node checks that read the cluster ran on each IPU node and recorded their rows.
+    for check in ('Multus and Whereabouts CNI files', 'rdma-net matches the node'):
+        assert {r['host'] for r in by_check.get(check, [])} == set(IPU_NODES), (check, by_check.get(check))
     operator_rows = [r for r in rows if 'Operator' in r['check']]
     assert operator_rows and all(r['status'] == 'PASS' for r in operator_rows), operator_rows
     assert not [r for r in rows if r['status'] == 'FAIL'], rows
-    # The test pod ran where the layers said: an IPU node, as uid 1000, not privileged.
+    # The test pod ran where the layers said, as the server held it: scheduled on an IPU
+    # node, as uid 1000 (the guide's normal user), no container privileged, no hostNetwork.
+    scheduled = [p for p in pods if p['spec'].get('nodeName')]
+    assert scheduled, 'the server never held the test pod on a node: %s' % pods
+    for pod in scheduled:
+        spec = pod['spec']
+        assert spec['nodeName'] in IPU_NODES, spec['nodeName']
+        assert not spec.get('hostNetwork'), spec
+        for container in spec['containers']:
+            context = container.get('securityContext') or {}
+            assert context.get('runAsUser', (spec.get('securityContext') or {}).get('runAsUser')) == 1000, spec
+            assert not context.get('privileged'), container
+    left = api.get('v1', 'Pod', TEST_POD, pods[-1]['metadata']['namespace'])
+    assert left is None or left['metadata'].get('deletionTimestamp'), 'verify left its test pod: %s' % left
     site.play('verify.yml', '--tags', 'verify_cluster').assert_unchanged()
 
 
@@ -272,13 +319,13 @@ def test_reset_removes_exactly_the_projects_releases_and_custom_resources(site, 
     other = {'apiVersion': other['apiVersion'], 'kind': other['kind'], 'metadata': {'name': 'other-net'},
              'spec': other['spec']}
     api.apply(other)
+    # An IPUJob as the real CRD (ipu-operator 1.2.0) requires: instances, IPUs and a worker.
     job = {'apiVersion': 'graphcore.ai/v1alpha1', 'kind': 'IPUJob',
-           'metadata': {'name': 'left-over', 'namespace': 'default'}, 'spec': {}}
-    try:
-        api.apply(job)
-        made_job = True
-    except Exception:  # a real IPUJob schema may require more than an empty spec
-        made_job = False
+           'metadata': {'name': 'left-over', 'namespace': 'default'},
+           'spec': {'jobInstances': 1, 'ipusPerJobInstance': '1',
+                    'workers': {'template': {'spec': {'containers': [{'name': 'worker', 'image': 'busybox'}]}}}}}
+    api.apply(job)
+    assert api.names('graphcore.ai/v1alpha1', 'IPUJob') == ['default/left-over']
 
     run = site.play('reset.yml', *RESET_ARGS, extra_vars={'reset_confirm': True}).assert_ok()
     _check_reset_ran_only_its_api_part(run)
@@ -287,7 +334,6 @@ def test_reset_removes_exactly_the_projects_releases_and_custom_resources(site, 
     assert set(left) == {'bystander/bystander'}, left
     assert api.get('mellanox.com/v1alpha1', 'NicClusterPolicy', 'nic-cluster-policy') is None
     assert api.names('mellanox.com/v1alpha1', 'MacvlanNetwork') == ['other-net']
-    if made_job:
-        assert api.names('graphcore.ai/v1alpha1', 'IPUJob') == []
+    assert api.names('graphcore.ai/v1alpha1', 'IPUJob') == []
     _check_reset_ran_only_its_api_part(
         site.play('reset.yml', *RESET_ARGS, extra_vars={'reset_confirm': True}).assert_unchanged())

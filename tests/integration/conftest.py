@@ -1,6 +1,5 @@
 """Fixtures for the integration tests: the namespaces they run in (see netns_lab.py)."""
 
-import os
 import sys
 from pathlib import Path
 
@@ -9,17 +8,14 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from netns_lab import LAB_HOSTS, create_netns, ip_binary, sweep_stale_namespaces, veth  # noqa: E402
-from testlib import namespace_factory  # noqa: E402  (tests/testlib.py)
+from testlib import namespace_factory, require, require_root  # noqa: E402  (tests/testlib.py)
 
 
 @pytest.fixture(scope='session')
 def netns_factory():
     """make(role) -> a new Netns with lo up; all of them deleted at session end."""
-    if os.geteuid() != 0:
-        pytest.skip('integration tests create network namespaces and veth pairs: run them as root '
-                    '(CI and scripts/test do)')
-    if ip_binary() is None:
-        pytest.skip('integration tests need iproute2 (`ip`): apt-get install iproute2')
+    require_root('integration tests create network namespaces and veth pairs')
+    require(ip_binary() is not None, 'integration tests need iproute2 (`ip`): apt-get install iproute2')
     sweep_stale_namespaces()
     with namespace_factory(create_netns) as make:
         yield make

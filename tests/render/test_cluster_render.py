@@ -40,6 +40,7 @@ SHARED_DEFAULTS = yaml.safe_load((ROOT / 'roles' / 'ipu_k8s' / 'defaults' / 'mai
 ANSIBLE_PLAYBOOK = str(Path(sys.executable).parent / 'ansible-playbook')
 sys.path.insert(0, str(ROOT / 'tests'))
 from playbook_runner import run_playbook  # noqa: E402
+from testlib import require, require_root  # noqa: E402
 
 # One host per Kubernetes minor of the project's table (roles/preflight, the full version is
 # what an inventory sets; the patch does not matter to what renders). None: the shared default
@@ -283,8 +284,8 @@ def node_netns():
     """A network namespace shaped like a Poplar server: the RDMA NIC (ens1f0, created first,
     in an RDMA-like subnet) and the cluster NIC (eth0) holding the default route. veth pairs
     with both ends inside the namespace; nothing is sent anywhere."""
-    if os.geteuid() != 0 or not shutil.which('ip'):
-        pytest.skip('needs root and iproute2 to create a network namespace')
+    require_root('creates a network namespace')
+    require(shutil.which('ip'), 'needs iproute2 (`ip`) to create a network namespace')
     name = f'ipuk8s-kadm-{os.getpid()}'
     commands = [
         ['ip', 'netns', 'add', name],
@@ -474,8 +475,8 @@ def _fingerprints(home, keyring):
 def test_repository_key_is_dearmoured_into_the_signed_by_keyring(tmp_path):
     """The real repository step on this machine, all paths in tmp_path, the key from a local
     file (a key made here stands in for pkgs.k8s.io's Release.key): nothing is fetched."""
-    if os.geteuid() != 0 or not shutil.which('gpg'):
-        pytest.skip('needs root (the files are root-owned) and gpg')
+    require_root('the files are root-owned')
+    require(shutil.which('gpg'), 'needs gpg')
     installed = subprocess.run(['dpkg-query', '-W', '-f=${db:Status-Abbrev}', 'gpg', 'ca-certificates'],
                                capture_output=True, text=True, check=False).stdout
     if installed.count('ii') != 2:

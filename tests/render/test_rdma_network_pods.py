@@ -4,7 +4,12 @@ NetworkAttachmentDefinition without spec.config (checked against the NAD CRD), a
 IPU node the CNI file Multus reads for it, with that node's POD's interface, MTU and range
 outside that POD's excludes (one IPPool per POD on NVIDIA IPAM rows). And the other way: a
 one-POD inventory renders byte for byte what the role rendered before PODs existed
-(tests/render/golden/rdma_network/, rendered from commit ad31592 for THREE_NODES)."""
+(tests/render/golden/rdma_network/, rendered from commit ad31592 for THREE_NODES).
+
+Which tasks run for one POD or several, where each node's file lands and with which
+Python are shown by running the role: tests/integration/test_netns_rdma_pods.py (a file
+per node, written once, in its own confDir) and the API tier's test_rdma_pods.py and
+test_layers.py (one POD applies the MacvlanNetwork; several apply the NAD without config)."""
 
 import ipaddress
 import sys
@@ -84,11 +89,6 @@ def test_one_pod_renders_byte_for_byte_what_it_rendered_before(ipam, controllers
         assert ippools_as_applied(one) == [(GOLDEN / 'ippool-nv-ipam.yaml.golden').read_text()]
 
 
-def test_one_pod_applies_the_macvlan_network_and_not_the_pod_objects():
-    assert '__rdma_network_pods | length == 1' in apply_task('Apply the MacvlanNetwork')['when']
-    assert apply_task('Apply the network of several IPU-PODs')['when'] == '__rdma_network_pods | length > 1'
-
-
 @pytest.mark.parametrize('ipam', IPAMS)
 def test_the_node_file_of_one_pod_is_the_macvlan_networks_configuration(ipam):
     """The per-node file carries what the Network Operator puts in the MacvlanNetwork's NAD."""
@@ -151,18 +151,6 @@ def test_the_network_attachment_definition_has_no_config():
     assert nad['metadata'] == {'name': 'rdma-net', 'namespace': 'default'}
     # Multus reads the node's file only when the spec is empty (no config at all).
     assert nad['spec'] == {}
-
-
-def test_node_files_go_to_every_node_of_every_pod_once():
-    task = next(t for t in load_role_yaml('rdma_network', 'tasks/pods_cni.yml')
-                if t['name'].startswith('Write each IPU node'))
-    two = pods(TWO_PODS, TWO_CONTROLLERS, 'whereabouts')
-    items = role_expression('rdma_network', task['loop'], {'__rdma_network_pods': two})
-    assert [(pod['name'], host) for pod, host in items] == [
-        ('pod001', 'poplar-01'), ('pod001', 'poplar-02'), ('pod002', 'poplar-11')]
-    node_tasks = load_role_yaml('rdma_network', 'tasks/node_cni.yml')
-    dest = role_expression('rdma_network', node_tasks[1]['ansible.builtin.template']['dest'])
-    assert dest == '/etc/cni/multus/net.d/rdma-net.conf'
 
 
 def test_the_node_file_is_where_and_how_multus_looks_it_up():
@@ -245,16 +233,3 @@ def test_verify_reads_the_node_file_only_for_a_nad_without_config(nad, reads):
     conditions = verify_read_tasks()['when']
     variables = {'__verify_nad': {'resources': [nad]}}
     assert all(role_expression('verify', '{{ %s }}' % c, variables) for c in conditions) is reads
-
-
-def test_node_files_are_written_with_the_nodes_own_python_before_the_api_tasks():
-    """The API tasks run with the control plane's client virtualenv (a task var that would
-    also apply to delegated tasks): the node files are written outside them, first."""
-    tasks = load_role_yaml('rdma_network', 'tasks/main.yml')
-    names = [t['name'] for t in tasks]
-    write = names.index("Write each IPU node's CNI file of the network of several IPU-PODs")
-    assert write < names.index('Apply the MacvlanNetwork')
-    assert 'ansible_python_interpreter' not in tasks[write].get('vars', {})
-    assert tasks[write]['ansible.builtin.include_tasks'] == 'pods_cni.yml'
-    apply_pods = load_role_yaml('rdma_network', 'tasks/apply_pods.yml')
-    assert not any('pods_cni.yml' in str(t) for t in apply_pods)

@@ -15,6 +15,7 @@ FIXTURE = Path(__file__).resolve().parent / 'progress'
 sys.path.insert(0, str(ROOT / 'callback_plugins'))
 
 import ipu_k8s_progress  # noqa: E402
+from testlib import TOOLS, tool  # noqa: E402  (tests/testlib.py)
 
 
 def run_playbook(tmp_path, playbook='site.yml', *args, callback=None):
@@ -24,7 +25,7 @@ def run_playbook(tmp_path, playbook='site.yml', *args, callback=None):
     env.pop('ANSIBLE_STDOUT_CALLBACK', None)
     if callback:
         env['ANSIBLE_STDOUT_CALLBACK'] = callback
-    cmd = [str(ROOT / '.venv' / 'bin' / 'ansible-playbook'), '-i', 'localhost,', '-c', 'local',
+    cmd = [tool('ansible-playbook'), '-i', 'localhost,', '-c', 'local',
            '-e', 'ansible_python_interpreter=%s' % sys.executable, '-e', 'progress_dir=%s' % tmp_path,
            playbook, *args]
     return subprocess.run(cmd, cwd=FIXTURE, env=env, capture_output=True, text=True, timeout=300)
@@ -125,7 +126,7 @@ def test_through_ansible_runner_the_events_are_structured_and_the_output_is_the_
         envvars={'ANSIBLE_CONFIG': str(ROOT / 'ansible.cfg'), 'ANSIBLE_STDOUT_CALLBACK': 'ipu_k8s_progress',
                  'ANSIBLE_CALLBACK_PLUGINS': str(ROOT / 'callback_plugins'), 'ANSIBLE_NOCOLOR': '1',
                  'ANSIBLE_LIBRARY': str(FIXTURE / 'library'),
-                 'PATH': '%s:%s' % (ROOT / '.venv' / 'bin', os.environ.get('PATH', ''))})
+                 'PATH': '%s:%s' % (TOOLS, os.environ.get('PATH', ''))})
     stdout = run.stdout.read()
     assert (run.status, run.rc) == ('successful', 0), stdout
     assert run.stats['changed'] == {'localhost': 1}

@@ -1,9 +1,12 @@
 """Deriving the RDMA interface, subnet, MTU and excludes from the kernel's answers."""
 
-import pytest
+import ipaddress
 
+import pytest
+from ipu_k8s_rdma import (IpuK8sError, check_route, compute_excludes, connected_network, derive_rdma_network,
+                          down_interface_holding)
 from iproute_json import addr_show, route_get
-from ipu_k8s_rdma import IpuK8sError, compute_excludes, derive_rdma_network
+from ipu_k8s_rdma import IpuK8sError, check_route, compute_excludes, connected_network, derive_rdma_network, down_interface_holding
 
 
 def derive(route, addr, address, **kwargs):
@@ -213,3 +216,91 @@ def test_own_addresses_that_would_leave_no_pod_address_are_refused():
     with pytest.raises(IpuK8sError, match='leave no address of the RDMA subnet 10.60.0.0/30 for pods'):
         derive(route_get('10.60.0.1', 'rdma0', '10.60.0.2'), addr_show('rdma0', 9000, '10.60.0.2/30'), '10.60.0.1',
                exclude_prefix=32)
+
+
+def test_the_down_interface_is_found_past_up_ones_and_other_addresses():
+    """`ip -j addr show` with an up NIC first, then a down one whose first address is IPv6
+    and whose second is in another subnet: the third holds the V-IPU address."""
+    links = [
+        {'ifname': 'eth0', 'flags': ['BROADCAST', 'UP'],
+         'addr_info': [{'family': 'inet', 'local': '10.247.208.9', 'prefixlen': 23}]},
+        'not a link',
+        {'ifname': 'ens1f0', 'flags': ['BROADCAST'],
+         'addr_info': [{'family': 'inet6', 'local': 'fe80::1', 'prefixlen': 64},
+                       {'family': 'inet', 'local': '192.0.2.1', 'prefixlen': 24},
+                       {'family': 'inet', 'local': '10.247.208.21', 'prefixlen': 23}]},
+    ]
+    assert down_interface_holding(links, '10.247.208.5') == ('ens1f0', '10.247.208.21/23')
+    assert down_interface_holding(links, '198.51.100.1') is None
+    # An address without its prefix length is a /32: it holds only itself.
+    lone = [{'ifname': 'ens2', 'flags': [], 'addr_info': [{'family': 'inet', 'local': '10.0.0.1'}]}]
+    assert down_interface_holding(lone, '10.0.0.1') == ('ens2', '10.0.0.1/32')
+    assert down_interface_holding(lone, '10.0.0.2') is None
+
+
+@pytest.mark.parametrize('bad, suggested', [
+    # The network of the address given, with its prefix (by hand: .77 is in .64/26).
+    (' 10.5.212.77/26 ', '10.5.212.64/26'),
+    # Nothing to go on: an example of the form.
+    ('nonsense', '10.247.208.0/25'),
+])
+def test_the_suggestion_for_an_exclude_with_host_bits_is_its_network(bad, suggested):
+    with pytest.raises(IpuK8sError) as refused:
+        compute_excludes('10.5.212.0/24', excludes=[bad])
+    assert str(refused.value).endswith('write it like %s' % suggested)
+
+
+V = '10.247.208.5'
+
+
+@pytest.mark.parametrize('routes, interface, message', [
+    ([], None, "the kernel has no route to the V-IPU address 10.247.208.5: give this node an address in the "
+               "V-IPU controller's subnet on its RDMA NIC"),
+    (['not a route'], None, "the kernel has no route to the V-IPU address 10.247.208.5: give this node an "
+                            "address in the V-IPU controller's subnet on its RDMA NIC"),
+    ([{'type': 'local', 'dev': 'lo'}], None,
+     "the V-IPU address 10.247.208.5 cannot be used on this node: it is an address of this node itself "
+     "(route type local via lo). Give the V-IPU controller's address, not one of this node's"),
+    ([{'type': 'blackhole'}], None,
+     "the V-IPU address 10.247.208.5 cannot be used on this node: a blackhole route discards traffic to it "
+     "(route type blackhole via no interface). Give the V-IPU controller's address, not one of this node's"),
+    ([{'type': 'strange', 'dev': 'rdma0'}], None,
+     'the kernel routes the V-IPU address 10.247.208.5 with an unexpected route type strange'),
+    ([{'dev': 'eth0', 'gateway': '10.0.0.1'}], None,
+     'the V-IPU address 10.247.208.5 is reached through gateway 10.0.0.1 on eth0, not on a directly connected '
+     'subnet: pods on the MACVLAN network must share an L2 subnet with the V-IPU controller. Give this '
+     "node's RDMA NIC an address in that subnet, or check that 10.247.208.5 is the right V-IPU address"),
+    ([{'dev': 'eth0', 'via': {'family': 'inet', 'host': '10.0.0.2'}}], None,
+     'the V-IPU address 10.247.208.5 is reached through gateway 10.0.0.2 on eth0, not on a directly connected '
+     'subnet: pods on the MACVLAN network must share an L2 subnet with the V-IPU controller. Give this '
+     "node's RDMA NIC an address in that subnet, or check that 10.247.208.5 is the right V-IPU address"),
+    ([{'type': 'unicast', 'dst': V}], None,
+     'the kernel route to the V-IPU address 10.247.208.5 names no interface: {"type": "unicast", "dst": '
+     '"10.247.208.5"}'),
+    ([{'dev': 'rdma1'}], 'rdma0',
+     'the V-IPU address 10.247.208.5 is routed through rdma1, but the RDMA interface is pinned to rdma0 '
+     '(ipu_k8s_rdma_interface): check that rdma0 is up and has an address in the V-IPU subnet, or unpin it'),
+])
+def test_each_route_refusal_says_exactly_what_and_what_to_do(routes, interface, message):
+    with pytest.raises(IpuK8sError) as refused:
+        check_route(routes, V, interface)
+    assert str(refused.value) == message
+
+
+def test_a_direct_route_gives_its_device_and_source():
+    assert check_route([{'dev': 'rdma0', 'prefsrc': '10.247.208.21', 'type': 'unicast'}], V, 'rdma0') == \
+        ('rdma0', '10.247.208.21')
+    assert check_route([{'dev': 'rdma0', 'gateway': ''}], V) == ('rdma0', None)
+
+
+def test_the_connected_address_is_the_most_specific_then_the_first_without_a_preferred_source():
+    addresses = [ipaddress.IPv4Interface(a) for a in ('10.247.208.21/23', '10.247.208.22/23', '10.31.7.21/24')]
+    assert connected_network(addresses, V, 'rdma0') == ipaddress.IPv4Interface('10.247.208.21/23')
+    assert connected_network(addresses, V, 'rdma0', '10.247.208.22') == ipaddress.IPv4Interface('10.247.208.22/23')
+    with pytest.raises(IpuK8sError) as refused:
+        connected_network(addresses[2:], V, 'rdma0')
+    assert str(refused.value) == ('the V-IPU address 10.247.208.5 is routed through rdma0, but rdma0 has '
+                                  '10.31.7.21/24 and none of its subnets holds 10.247.208.5: give rdma0 an address '
+                                  'in the V-IPU subnet')
+    with pytest.raises(IpuK8sError, match='but rdma0 has no IPv4 address and none'):
+        connected_network([], V, 'rdma0')

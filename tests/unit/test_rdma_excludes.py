@@ -104,3 +104,48 @@ def test_consensus_carries_the_nv_ipam_pool_only_when_asked():
 def test_unknown_ipam_is_refused():
     with pytest.raises(IpuK8sError, match="ipam 'dhcp'"):
         agree_rdma_networks({'a': node('10.247.208.201')}, 'dhcp')
+
+
+@pytest.mark.parametrize('cidr, size, expected', [
+    # /31 and /32 have no network or broadcast address to leave out.
+    ('10.0.0.0/31', 1, [('10.0.0.0', '10.0.0.0'), ('10.0.0.1', '10.0.0.1')]),
+    ('10.0.0.7/32', 1, [('10.0.0.7', '10.0.0.7')]),
+    # A /30 gives its two host addresses; a block reaching the broadcast address is none.
+    ('10.0.0.0/30', 1, [('10.0.0.1', '10.0.0.1'), ('10.0.0.2', '10.0.0.2')]),
+    ('10.0.0.0/30', 3, []),
+])
+def test_blocks_of_the_smallest_subnets(cidr, size, expected):
+    assert [(str(ipaddress.IPv4Address(a)), str(ipaddress.IPv4Address(b)))
+            for a, b in nv_ipam_blocks(cidr, size)] == expected
+
+
+def test_a_block_exactly_inside_an_exclude_does_not_count():
+    # 10.0.0.0/29 in blocks of 1: .1 to .6; the block .1 is the whole exclude .1/32.
+    assert nv_ipam_block_size('10.0.0.0/29', ['10.0.0.1/32'], 5, 1) == 1
+    with pytest.raises(IpuK8sError) as refused:
+        nv_ipam_block_size('10.0.0.0/29', ['10.0.0.1/32'], 6, 1)
+    assert str(refused.value) == ('rdma_network_nv_ipam_block_size 1 gives fewer than 6 blocks with free addresses '
+                                  'in 10.0.0.0/29 outside 10.0.0.1/32: use a smaller size, or 0 to compute it')
+    # The last block, .6, ending exactly where an exclude ends, does not count either.
+    assert nv_ipam_block_size('10.0.0.0/29', ['10.0.0.6/32'], 5, 1) == 1
+    with pytest.raises(IpuK8sError):
+        nv_ipam_block_size('10.0.0.0/29', ['10.0.0.6/32'], 6, 1)
+
+
+@pytest.mark.parametrize('nodes, expected', [(5, 1), (3, 2), (2, 3), (1, 6)])
+def test_computed_block_size_counts_the_blocks_an_exclude_leaves(nodes, expected):
+    # Hosts .1 to .6 without .1: size 2 gives (.1-.2), (.3-.4), (.5-.6); size 3 (.1-.3), (.4-.6).
+    assert nv_ipam_block_size('10.0.0.0/29', ['10.0.0.1/32'], nodes) == expected
+
+
+def test_no_size_fits_and_no_nodes_are_refused_with_their_messages():
+    with pytest.raises(IpuK8sError) as refused:
+        nv_ipam_block_size('10.0.0.0/30', ['10.0.0.0/30'], 1)
+    assert str(refused.value) == ('the RDMA subnet 10.0.0.0/30 outside 10.0.0.0/30 has too few free addresses '
+                                  'for 1 IPU nodes')
+    with pytest.raises(IpuK8sError) as refused:
+        nv_ipam_block_size('10.0.0.0/29', [], 0)
+    assert str(refused.value) == 'no IPU nodes to give NVIDIA IPAM blocks to'
+    with pytest.raises(IpuK8sError) as refused:
+        nv_ipam_block_size('10.0.0.0/29', [], 1, -1)
+    assert str(refused.value).startswith('rdma_network_nv_ipam_block_size -1 gives fewer than 1 blocks')

@@ -25,16 +25,23 @@ def test_fails_with_a_long_name(value):
 '''
 
 
-def run_summary(tmp_path):
+def run_summary(tmp_path, tests=TESTS, floor=None):
+    """scripts/test unit on a copy holding tests as its one unit test file; floor, when
+    given, replaces the unit tier's declared floor in the copy."""
     repo = tmp_path / "repo"
     (repo / "scripts").mkdir(parents=True)
     (repo / "tests" / "unit").mkdir(parents=True)
-    shutil.copy(ROOT / "scripts" / "test", repo / "scripts" / "test")
+    script = (ROOT / "scripts" / "test").read_text()
+    if floor is not None:
+        script, replaced = re.subn(r"\[unit\]=\d+", "[unit]=%d" % floor, script)
+        assert replaced == 1
+    (repo / "scripts" / "test").write_text(script)
+    (repo / "scripts" / "test").chmod(0o755)
     (repo / "scripts" / "bootstrap").write_text("#!/bin/sh\nexit 0\n")
     (repo / "scripts" / "bootstrap").chmod(0o755)
     (repo / ".venv").symlink_to((ROOT / ".venv").resolve())
     (repo / "ansible.cfg").write_text("")
-    (repo / "tests" / "unit" / "test_sample.py").write_text(TESTS)
+    (repo / "tests" / "unit" / "test_sample.py").write_text(tests)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     return subprocess.run([str(repo / "scripts" / "test"), "unit"], cwd=repo, env=env, capture_output=True,
                           text=True, timeout=300)
@@ -48,6 +55,48 @@ def test_the_summary_counts_skips_lists_their_reasons_and_keeps_its_columns(tmp_
     assert re.search(r"^unit +pytest: 1 passed, 1 failed, 1 skipped FAIL +\d+s$", out, re.M), out
     assert ("skipped (1), with the reason:\n  [unit] tests.unit.test_sample::test_is_skipped\n"
             "      no headless browser: apt-get install -y chromium\n") in out
+
+
+PASSING = '''
+def test_one():
+    pass
+
+def test_two():
+    pass
+'''
+
+
+def test_a_tier_whose_tests_all_skip_fails(tmp_path):
+    proc = run_summary(tmp_path, TESTS.split("@pytest.mark.parametrize")[0], floor=1)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"^unit +pytest: 1 passed, 0 failed, 1 skipped PASS", proc.stdout, re.M), proc.stdout
+    proc = run_summary(tmp_path / "all-skipped", "import pytest\n\n@pytest.mark.skip(reason='no root')\n"
+                       "def test_skipped():\n    pass\n", floor=1)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert re.search(r"^unit +pytest: 0 passed, 0 failed, 1 skipped \(every test skipped\) FAIL", proc.stdout,
+                     re.M), proc.stdout
+    assert proc.stdout.rstrip().splitlines()[-1] == "summary: 0 passed, 1 failed, 1 skipped"
+
+
+def test_a_tier_that_runs_fewer_tests_than_its_floor_fails(tmp_path):
+    """The unit tier's floor as scripts/test declares it: two passing tests are far below."""
+    proc = run_summary(tmp_path, PASSING)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    floor = int(re.search(r"\[unit\]=(\d+)", (ROOT / "scripts" / "test").read_text()).group(1))
+    assert floor > 100
+    assert re.search(r"^unit +pytest: 2 passed, 0 failed, 0 skipped \(ran 2, floor %d\) FAIL" % floor,
+                     proc.stdout, re.M), proc.stdout
+    proc = run_summary(tmp_path / "at-floor", PASSING, floor=2)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.rstrip().splitlines()[-1] == "summary: 2 passed, 0 failed, 0 skipped"
+
+
+def test_each_tier_time_and_counts_close_the_output(tmp_path):
+    proc = run_summary(tmp_path)
+    lines = proc.stdout.rstrip().splitlines()
+    assert re.fullmatch(r"each tier: +tier +time +passed +failed +skipped", lines[-4]), lines[-4:]
+    assert re.fullmatch(r" +unit +\d+:\d\d +1 +1 +1", lines[-3]), lines[-4:]
+    assert re.fullmatch(r" +total +\d+:\d\d", lines[-2]), lines[-4:]
 
 
 def test_a_long_check_name_widens_its_column(tmp_path):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ipu_k8s_rdma import IpuK8sError, parse_vipu_server_version
+from ipu_k8s_rdma import IpuK8sError, parse_vipu_server_version, show_output
 
 
 def test_json_output_gives_host_and_version():
@@ -63,3 +63,12 @@ def test_very_long_output_is_trimmed_in_the_message():
         parse_vipu_server_version('x' * 10000)
     assert 'truncated' in str(refused.value)
     assert len(str(refused.value)) < 3000
+
+
+@pytest.mark.parametrize('text, shown', [
+    (None, '(no output)'), ('  \n', '(no output)'), ('  ok \n', 'ok'),
+    # 2000 characters are shown whole; one more is cut there and marked.
+    ('a' * 2000, 'a' * 2000), ('a' * 2001, 'a' * 2000 + ' ... (truncated)'),
+])
+def test_command_output_is_quoted_trimmed_and_cut(text, shown):
+    assert show_output(text) == shown

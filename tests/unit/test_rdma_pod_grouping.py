@@ -2,7 +2,7 @@
 
 import pytest
 
-from ipu_k8s_rdma import IpuK8sError, agree_rdma_networks, agree_rdma_networks_by_pod, pod_object_name
+from ipu_k8s_rdma import IpuK8sError, agree_rdma_networks, agree_rdma_networks_by_pod, cni_config, pod_object_name
 
 
 def node(address, interface='ens1f0', cidr='10.247.208.0/23', mtu=9000, excludes=('10.247.208.0/25',),
@@ -141,3 +141,39 @@ def test_cni_config_carries_the_pods_interface_mtu_and_ipam():
                                                                        'poolName': 'rdma-net-pod001'}
     with pytest.raises(IpuK8sError, match="ipam 'dhcp'"):
         cni_config('rdma-net', pods[0], ipam='dhcp')
+
+
+CNI_POD = {'pool': 'rdma-net-pod002', 'rdma_network': {
+    'interface': 'enp65s0f0np0', 'cidr': '10.5.212.0/24', 'mtu': '4200', 'excludes': ('10.5.212.0/25',)}}
+
+
+def test_cni_config_of_a_pod_with_whereabouts():
+    whereabouts = {'kubeconfig': '/etc/cni/net.d/whereabouts.d/whereabouts.kubeconfig',
+                   'log_file': '/var/log/whereabouts.log', 'log_level': 'info'}
+    assert cni_config('rdma-net', CNI_POD, 'bridge', 'whereabouts', whereabouts) == {
+        'cniVersion': '0.3.1', 'name': 'rdma-net', 'type': 'macvlan', 'master': 'enp65s0f0np0', 'mode': 'bridge',
+        'mtu': 4200,
+        'ipam': {'type': 'whereabouts', 'datastore': 'kubernetes',
+                 'kubernetes': {'kubeconfig': '/etc/cni/net.d/whereabouts.d/whereabouts.kubeconfig'},
+                 'log_file': '/var/log/whereabouts.log', 'log_level': 'info',
+                 'range': '10.5.212.0/24', 'exclude': ['10.5.212.0/25']}}
+
+
+def test_cni_config_defaults_and_nv_ipam():
+    default = cni_config('rdma-net', CNI_POD)
+    assert (default['mode'], default['ipam']['type'], default['ipam']['kubernetes'], default['ipam']['log_file'],
+            default['ipam']['log_level']) == ('bridge', 'whereabouts', {'kubeconfig': ''}, '', '')
+    assert cni_config('net-b', CNI_POD, 'private', 'nv-ipam') == {
+        'cniVersion': '0.3.1', 'name': 'net-b', 'type': 'macvlan', 'master': 'enp65s0f0np0', 'mode': 'private',
+        'mtu': 4200, 'ipam': {'type': 'nv-ipam', 'poolName': 'rdma-net-pod002'}}
+
+
+def test_cni_config_refuses_an_ipam_it_does_not_render():
+    with pytest.raises(IpuK8sError) as refused:
+        cni_config('rdma-net', CNI_POD, 'bridge', 'host-local')
+    assert str(refused.value) == "ipam 'host-local' is not one this project renders: whereabouts or nv-ipam"
+
+
+def test_a_name_cut_on_a_dash_does_not_end_with_it():
+    # 62 characters of network name, the dash, then the POD: the 63rd character is the dash.
+    assert pod_object_name('n' * 62, 'pod001') == 'n' * 62
