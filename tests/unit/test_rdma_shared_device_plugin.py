@@ -1,4 +1,4 @@
-"""filter_plugins/rdma_plugin_restart.py: which RDMA shared device plugin pods run with an
+"""filter_plugins/rdma_shared_device_plugin.py: which RDMA shared device plugin pods run with an
 older configuration than the operator's ConfigMap holds. Objects shaped as the API server
 returns them (metadata.creationTimestamp, managedFields[].time: RFC 3339, whole seconds)."""
 
@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location('rdma_plugin_restart', ROOT / 'filter_plugins' / 'rdma_plugin_restart.py')
+_spec = importlib.util.spec_from_file_location('rdma_shared_device_plugin', ROOT / 'filter_plugins' / 'rdma_shared_device_plugin.py')
 restart = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(restart)
 stale = restart.rdma_plugin_stale_pods
@@ -42,9 +42,11 @@ def test_pods_created_after_the_last_write_stay():
     assert stale([pod('a', '2026-11-25T23:10:05Z')], cm, NEW) == []
 
 
-def test_a_pod_created_in_the_same_second_as_the_write_restarts():
-    cm = configmap(NEW, writes=['2026-11-25T23:10:04Z'])
-    assert stale([pod('a', '2026-11-25T23:10:04Z')], cm, NEW) == ['a']
+def test_a_pod_created_in_the_second_of_the_write_stays():
+    # A fresh install: the operator writes the ConfigMap and the DaemonSet together.
+    cm = configmap(NEW, created='2026-11-25T23:10:04Z', writes=['2026-11-25T23:10:04Z'])
+    assert stale([pod('a', '2026-11-25T23:10:04Z')], cm, NEW) == []
+    assert stale([pod('a', '2026-11-25T23:10:03Z')], cm, NEW) == ['a']
 
 
 def test_the_newest_managed_field_time_counts_whatever_its_order():
@@ -90,3 +92,48 @@ def test_terminating_pods_are_left_to_finish():
 def test_no_pods_nothing_to_restart():
     assert stale([], configmap(NEW), NEW) == []
     assert stale(None, None, NEW) == []
+
+
+# --- selectors against the node's RDMA NIC --------------------------------------------------
+
+selector = restart.rdma_plugin_selector_problem
+# As sysfs reads on a ConnectX NIC: device/vendor holds "0x15b3\n", device/driver links to mlx5_core.
+CONNECTX = {'interface': 'ens1f0', 'vendor': '0x15b3\n', 'driver': 'mlx5_core'}
+
+
+def test_selectors_that_hold_the_nics_values_pass():
+    assert selector(CONNECTX, 'poplar-01', ['ens1f0', 'ens1f1'], ['15b3'], ['mlx5_core']) == ''
+
+
+def test_empty_selector_lists_do_not_filter():
+    assert selector(CONNECTX, 'poplar-01', [], [], []) == ''
+
+
+def test_ifnames_without_the_rdma_interface_are_refused_naming_setting_value_and_nic():
+    problem = selector(CONNECTX, 'poplar-01', ['enp65s0f0'], [], ['mlx5_core'])
+    assert "network_operator_rdma_ifnames is ['enp65s0f0'], which does not hold its interface ens1f0" in problem
+    assert problem.startswith('On poplar-01 the RDMA NIC')
+    assert 'network_operator_rdma_drivers' not in problem
+
+
+def test_vendor_ids_compare_as_the_plugin_reads_them():
+    # The plugin's vendor IDs are "15b3": "0x15B3" in the inventory is the same NIC.
+    assert selector(CONNECTX, 'poplar-01', [], ['0x15B3'], []) == ''
+    problem = selector(CONNECTX, 'poplar-01', [], ['8086'], [])
+    assert "network_operator_rdma_vendors is ['8086'], which does not hold its vendor 15b3" in problem
+
+
+def test_a_driver_the_nic_does_not_use_is_refused():
+    problem = selector(dict(CONNECTX, driver='mlx4_core'), 'poplar-02', [], [], ['mlx5_core'])
+    assert "network_operator_rdma_drivers is ['mlx5_core'], which does not hold its driver mlx4_core" in problem
+    assert 'rdma/rdma_shared_device_a' in problem
+
+
+def test_every_wrong_setting_is_named_in_one_message():
+    problem = selector(CONNECTX, 'poplar-01', ['eth9'], ['8086'], ['ice'])
+    assert problem.count('which does not hold') == 3
+
+
+def test_unreadable_vendor_and_driver_are_not_judged():
+    nic = {'interface': 'rdma0', 'vendor': None, 'driver': None}
+    assert selector(nic, 'poplar-01', ['rdma0'], ['15b3'], ['mlx5_core']) == ''
