@@ -9,6 +9,8 @@ of playbooks/network_operator.yml finds and finishes.
 - A Helm release left pending-install (the state a helm killed during its first install
   leaves: the release secret's status, written here) is uninstalled and installed again;
   one left pending-upgrade is rolled back to its deployed revision.
+- The chart's own pods are awaited by the role, not by Helm: a Node Feature Discovery
+  master that cannot be scheduled fails the run naming its pod and the scheduler's reason.
 """
 
 from __future__ import annotations
@@ -71,6 +73,11 @@ def _interrupted(site, playbook, after):
 
 def test_install_and_rerun_leave_the_plugin_pods_alone(site, api):
     network_operator_run(site, api).assert_ok()
+    # The role waited for the chart's workloads: NFD's master and a worker on every node.
+    worker = api.get('apps/v1', 'DaemonSet', 'network-operator-node-feature-discovery-worker', NAMESPACE)
+    assert worker['status']['numberReady'] == worker['status']['desiredNumberScheduled'] == 3, worker['status']
+    master = api.get('apps/v1', 'Deployment', 'network-operator-node-feature-discovery-master', NAMESPACE)
+    assert master['status'].get('availableReplicas') == 1, master['status']
     pods = plugin_pods(api)
     network_operator_run(site, api).assert_unchanged()
     assert plugin_pods(api) == pods, 'a rerun restarted the plugin'
@@ -159,3 +166,17 @@ def test_a_release_left_pending_upgrade_is_rolled_back_to_its_deployed_revision(
     assert 'rolling back to revision 1, the last deployed' in run.stdout, run.explain()
     assert releases(site)[f'{NAMESPACE}/{RELEASE}']['status'] == 'deployed'
     network_operator_run(site, api).assert_unchanged()
+
+
+# --- the chart's own pods: the role's diagnosing waits, not Helm's ---------------------------
+
+def test_a_node_feature_discovery_master_that_cannot_start_is_named_with_the_reason(site, api):
+    chart = site.make_network_operator_chart('25.4.1', 'nfd-stuck',
+                                             nfd_master_node_selector='ipu-k8s-test/absent: "true"')
+    run = network_operator_run(site, api, extra_vars={'network_operator_chart_local_path': str(chart),
+                                                      'network_operator_wait_timeout': 20})
+    assert run.rc != 0
+    failures = ' '.join(run.failures())
+    assert 'Node Feature Discovery master' in failures, failures
+    assert 'network-operator-node-feature-discovery-master-' in failures and "didn't match node selector" in failures, \
+        failures
