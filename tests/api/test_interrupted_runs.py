@@ -64,7 +64,7 @@ def _interrupted(site, playbook, after):
     extra = site.dir / 'extra-vars.json'
     extra.write_text(json.dumps(site.extra_vars))
     proc = subprocess.run([sys.executable, str(ROOT / 'molecule' / 'default' / 'interrupt.py'), '--after', after, '--',
-                           'ansible-playbook', '-i', str(inventory), '-e', '@%s' % extra,
+                           'ansible-playbook', '--inventory=%s' % inventory, '--extra-vars=@%s' % extra,
                            str(ROOT / 'playbooks' / playbook)],
                           cwd=str(ROOT), env=site.env(), capture_output=True, text=True, timeout=900, check=False)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
