@@ -1,11 +1,6 @@
 """Runs interrupted midway, against a real kube-apiserver (its own server): what the next run
 of playbooks/network_operator.yml finds and finishes.
 
-- Killed for real (molecule/default/interrupt.py: ansible-runner cancels the run, its
-  process group gets SIGKILL) right after the NicClusterPolicy with new device-plugin
-  selectors was applied, before the plugin's restart: the operator (played by the test)
-  writes the new configuration to its ConfigMap but, like the real one, never restarts the
-  plugin. The next run restarts the plugin pods; the one after changes nothing.
 - A Helm release left pending-install (the state a helm killed during its first install
   leaves: the release secret's status, written here) is uninstalled and installed again;
   one left pending-upgrade is rolled back to its deployed revision.
@@ -18,20 +13,15 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-import subprocess
-import sys
 import time
 
 import pytest
-import yaml
 
 from api_client import Api, network_operator_run, releases
-from api_site import RDMA_INTERFACE, ROOT
 
 NAMESPACE = 'network-operator'
 RELEASE = 'network-operator'
 PLUGIN = 'app=rdma-shared-dp'
-RESTART_TASK = 'Restart the RDMA shared device plugin pods that started before their configuration'
 
 
 @pytest.fixture(scope='module')
@@ -52,25 +42,6 @@ def plugin_pods(api, count=3, timeout=120) -> dict:
         time.sleep(1)
 
 
-def plugin_configmap(api) -> dict:
-    cm = api.get('v1', 'ConfigMap', 'rdma-devices', NAMESPACE)
-    return json.loads(cm['data']['config.json']) if cm else {}
-
-
-def _interrupted(site, playbook, after):
-    """The playbook killed right after the task `after` reported its result."""
-    inventory = site.dir / 'hosts.yml'
-    inventory.write_text(yaml.safe_dump(site.inventory(), sort_keys=False))
-    extra = site.dir / 'extra-vars.json'
-    extra.write_text(json.dumps(site.extra_vars))
-    proc = subprocess.run([sys.executable, str(ROOT / 'molecule' / 'default' / 'interrupt.py'), '--after', after, '--',
-                           'ansible-playbook', '--inventory=%s' % inventory, '--extra-vars=@%s' % extra,
-                           str(ROOT / 'playbooks' / playbook)],
-                          cwd=str(ROOT), env=site.env(), capture_output=True, text=True, timeout=900, check=False)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 def test_install_and_rerun_leave_the_plugin_pods_alone(site, api):
     network_operator_run(site, api).assert_ok()
     # The role waited for the chart's workloads: NFD's master and a worker on every node.
@@ -81,33 +52,6 @@ def test_install_and_rerun_leave_the_plugin_pods_alone(site, api):
     pods = plugin_pods(api)
     network_operator_run(site, api).assert_unchanged()
     assert plugin_pods(api) == pods, 'a rerun restarted the plugin'
-
-
-def test_a_run_killed_between_the_policy_and_the_plugin_restart_is_finished_by_the_next(site, api):
-    before = plugin_pods(api)
-    assert 'ifNames' not in plugin_configmap(api)['configList'][0].get('selectors', {})
-    site.extra_vars['network_operator_rdma_ifnames'] = [RDMA_INTERFACE]
-    outcome = network_operator_run(site, api, run=lambda s: _interrupted(
-        s, 'network_operator.yml', 'network_operator : Apply the NicClusterPolicy'))
-    assert outcome['killed_after'] == 'network_operator : Apply the NicClusterPolicy', outcome
-    # The operator had written the new selectors; nothing restarted the plugin.
-    policy = api.get('mellanox.com/v1alpha1', 'NicClusterPolicy', 'nic-cluster-policy')
-    assert json.loads(policy['spec']['rdmaSharedDevicePlugin']['config'])['configList'][0]['selectors'][
-        'ifNames'] == [RDMA_INTERFACE]
-    deadline = time.monotonic() + 30
-    while plugin_configmap(api)['configList'][0]['selectors'].get('ifNames') != [RDMA_INTERFACE]:
-        assert time.monotonic() < deadline, plugin_configmap(api)
-        time.sleep(1)
-    assert plugin_pods(api) == before
-    time.sleep(1)  # the restarted pods are created in a later second than the ConfigMap's change
-
-    run = network_operator_run(site, api).assert_ok()
-    restarted = [t for t in run.changed_tasks() if RESTART_TASK in t]
-    assert restarted, 'the next run did not restart the plugin: %s' % run.changed_tasks()
-    after = plugin_pods(api)
-    assert not set(after.values()) & set(before.values()), 'plugin pods of the old configuration still run'
-    network_operator_run(site, api).assert_unchanged()
-    assert plugin_pods(api) == after
 
 
 # --- Helm releases left pending -------------------------------------------------------------
@@ -178,5 +122,5 @@ def test_a_node_feature_discovery_master_that_cannot_start_is_named_with_the_rea
     assert run.rc != 0
     failures = ' '.join(run.failures())
     assert 'Node Feature Discovery master' in failures, failures
-    assert 'network-operator-node-feature-discovery-master-' in failures and "didn't match node selector" in failures, \
+    assert 'network-operator-node-feature-discovery-master-' in failures and "didn't match Pod's node affinity" in failures, \
         failures
