@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -127,17 +128,64 @@ def rdma_plugin_daemonset(namespace: str) -> dict:
 
 
 def play_network_operator(api: Api, namespace: str, stop) -> None:
-    """Wait for the NicClusterPolicy the layer applies, then deploy the RDMA shared device
-    plugin daemonset as the operator would (run in a thread while the layer runs, until
-    `stop` (a threading.Event) is set)."""
+    """Answer the NicClusterPolicy the layer applies as the operator does, until `stop` (a
+    threading.Event) is set (run in a thread while the layer runs): write the RDMA shared
+    device plugin's configuration (spec.rdmaSharedDevicePlugin.config) into the ConfigMap
+    rdma-devices whenever it differs, and run the plugin's DaemonSet. Like the operator, it
+    never restarts the plugin's pods."""
     while not stop.is_set():
         try:
-            if api.get('mellanox.com/v1alpha1', 'NicClusterPolicy', 'nic-cluster-policy'):
-                api.apply(rdma_plugin_daemonset(namespace))
-                return
+            policy = api.get('mellanox.com/v1alpha1', 'NicClusterPolicy', 'nic-cluster-policy')
+            if policy:
+                config = policy['spec']['rdmaSharedDevicePlugin']['config']
+                current = api.get('v1', 'ConfigMap', 'rdma-devices', namespace)
+                if not current or json.loads(current['data']['config.json']) != json.loads(config):
+                    api.apply({'apiVersion': 'v1', 'kind': 'ConfigMap',
+                               'metadata': {'name': 'rdma-devices', 'namespace': namespace},
+                               'data': {'config.json': config}})
+                if not api.get('apps/v1', 'DaemonSet', 'rdma-shared-dp-ds', namespace):
+                    api.apply(rdma_plugin_daemonset(namespace))
         except (dynamic.exceptions.ResourceNotFoundError, dynamic.exceptions.DynamicApiError, ApiException):
             api.dynamic.resources.invalidate_cache()
         stop.wait(1)
+
+
+def network_operator_run(site, api: Api, *args, namespace: str = 'network-operator', run=None, **kwargs):
+    """playbooks/network_operator.yml (through site.play, or `run(site, *args, **kwargs)`)
+    while the test plays the operator in a thread (play_network_operator)."""
+    stop = threading.Event()
+    operator = threading.Thread(target=play_network_operator, args=(Api(api.kubeconfig), namespace, stop), daemon=True)
+    operator.start()
+    try:
+        return (run or (lambda s, *a, **k: s.play('network_operator.yml', *a, **k)))(site, *args, **kwargs)
+    finally:
+        stop.set()
+        operator.join(timeout=10)
+
+
+def report_rows(site) -> list[dict]:
+    """The rows (check, status, ...) of verify's newest JSON report in site.report_dir, which
+    is removed once read (the next run's report is then the newest)."""
+    reports = sorted(site.report_dir.glob('*.json'), key=lambda p: p.stat().st_mtime)
+    assert reports, 'verify wrote no JSON report in %s' % site.report_dir
+
+    def rows(node):
+        if isinstance(node, list):
+            if node and all(isinstance(r, dict) and {'check', 'status'} <= set(r) for r in node):
+                return node
+            for item in node:
+                found = rows(item)
+                if found:
+                    return found
+        if isinstance(node, dict):
+            for item in node.values():
+                found = rows(item)
+                if found:
+                    return found
+        return []
+    found = rows(json.loads(reports[-1].read_text()))
+    reports[-1].unlink()
+    return found
 
 
 def play_macvlan_operator(api: Api, name: str, namespace: str, cni_dir: Path) -> None:

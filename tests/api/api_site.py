@@ -11,7 +11,8 @@ as on a Poplar server. The control plane runs in the host's namespace and reache
 API on 127.0.0.1.
 
 Stand-ins made by the tests (and only these): the two Helm charts (a Deployment each,
-carrying the real CRDs stored in tests/schemas), and the helm tarball (the npm package's
+the Network Operator's also Node Feature Discovery's master and workers; carrying the real
+CRDs stored in tests/schemas), and the helm tarball (the npm package's
 helm binary in the layout of a release tarball, with its sha256).
 """
 
@@ -140,6 +141,31 @@ spec:
 %(extra)s"""
 
 
+# The Node Feature Discovery subchart's workloads, named and labelled as its templates at
+# chart 25.4.0 (deployment/network-operator/charts/node-feature-discovery/templates/
+# master.yaml and worker.yaml: fullname <release>-node-feature-discovery, selector labels
+# app.kubernetes.io/name and /instance plus role). Their real probes are grpc, which
+# Kubernetes 1.20 does not know: httpGet here.
+NFD = """apiVersion: apps/v1
+kind: %(kind)s
+metadata:
+  name: '{{ .Release.Name }}-node-feature-discovery-%(role)s'
+  labels: {app.kubernetes.io/name: node-feature-discovery, app.kubernetes.io/instance: '{{ .Release.Name }}', role: %(role)s}
+spec:
+%(replicas)s  selector:
+    matchLabels: {app.kubernetes.io/name: node-feature-discovery, app.kubernetes.io/instance: '{{ .Release.Name }}', role: %(role)s}
+  template:
+    metadata:
+      labels: {app.kubernetes.io/name: node-feature-discovery, app.kubernetes.io/instance: '{{ .Release.Name }}', role: %(role)s}
+    spec:
+%(node_selector)s      containers:
+        - name: %(role)s
+          image: registry.invalid/stand-in/node-feature-discovery:v0.17.0
+          readinessProbe:
+            httpGet: {path: /healthz, port: 8082}
+"""
+
+
 # The real IPU Operator chart's second container (the image its role rewrites).
 KUBE_RBAC_PROXY = """        - name: kube-rbac-proxy
           image: gcr.io/kubebuilder/kube-rbac-proxy:v0.8.0
@@ -202,14 +228,20 @@ class Site:
         wrapper.chmod(0o755)
         return wrapper
 
-    def make_network_operator_chart(self, version: str, marker: str) -> Path:
+    def make_network_operator_chart(self, version: str, marker: str, nfd_master_node_selector: str = '') -> Path:
         """The stand-in chart, carrying the real CRDs that chart 25.4.0 (the row the role
-        picks for the default Kubernetes version) ships in its crds/ directory."""
+        picks for the default Kubernetes version) ships in its crds/ directory, the operator
+        and Node Feature Discovery's master and workers. nfd_master_node_selector: a node
+        label (key: value) the NFD master must run on (none has it: a master that cannot start)."""
         release = yaml.safe_load((SCHEMAS / 'network_operator' / 'releases.yaml').read_text())['releases']['25.4.0']
         crds = [SCHEMAS / 'network_operator' / crd['file'] for crd in release['crds'].values()
                 if crd['path'].startswith('deployment/network-operator/crds/')]
-        return _chart(self.dir / 'charts' / marker, 'network-operator', version, crds,
-                      {'deployment.yaml': DEPLOYMENT % {'name': '{{ .Release.Name }}', 'marker': marker, 'extra': ''}})
+        selector = '      nodeSelector: {%s}\n' % nfd_master_node_selector if nfd_master_node_selector else ''
+        return _chart(self.dir / 'charts' / marker, 'network-operator', version, crds, {
+            'deployment.yaml': DEPLOYMENT % {'name': '{{ .Release.Name }}', 'marker': marker, 'extra': ''},
+            'nfd-master.yaml': NFD % {'kind': 'Deployment', 'role': 'master', 'replicas': '  replicas: 1\n',
+                                      'node_selector': selector},
+            'nfd-worker.yaml': NFD % {'kind': 'DaemonSet', 'role': 'worker', 'replicas': '', 'node_selector': ''}})
 
     def make_ipu_operator_chart(self) -> Path:
         crd = SCHEMAS / 'ipu_operator' / 'ipujobs.graphcore.ai-1.2.0.yaml'

@@ -21,7 +21,8 @@ from kubernetes import watch
 
 from testlib import client_lock_pins
 from api_site import CONTROL_PLANE, IPU_NODES, NODES, RDMA_INTERFACE, ROOT, VIPU_LABEL
-from api_client import Api, advertise_rdma_resource, helm, play_macvlan_operator, play_network_operator, releases
+from api_client import (Api, advertise_rdma_resource, helm, network_operator_run, play_macvlan_operator, releases,
+                        report_rows)
 
 NETWORK_OPERATOR_NS = 'network-operator'
 IPU_OPERATOR_NS = 'ipu-operator'
@@ -33,19 +34,6 @@ def api(cluster):
     return Api(cluster.kubeconfig)
 
 
-def _network_operator_run(site, api, *args, **kwargs):
-    """playbooks/network_operator.yml while the test plays the operator in a thread."""
-    stop = threading.Event()
-    operator = threading.Thread(target=play_network_operator, args=(Api(api.kubeconfig), NETWORK_OPERATOR_NS, stop),
-                                daemon=True)
-    operator.start()
-    try:
-        return site.play('network_operator.yml', *args, **kwargs)
-    finally:
-        stop.set()
-        operator.join(timeout=10)
-
-
 def _client_version(python) -> str:
     return subprocess.run([str(python), '-c', 'import kubernetes; print(kubernetes.__version__)'],
                           capture_output=True, text=True, check=True).stdout.strip()
@@ -54,7 +42,7 @@ def _client_version(python) -> str:
 # --- helm role + network operator ---------------------------------------------------------
 
 def test_network_operator_installs_helm_the_release_and_the_policy(site, api):
-    run = _network_operator_run(site, api).assert_ok()
+    run = network_operator_run(site, api).assert_ok()
     assert (site.helm_install_dir / 'helm').exists(), 'the helm role installed no helm'
     # The control plane's system python has the old client (Ubuntu 22.04's 12.0.1); the
     # layer made its own virtualenv with the pinned client and its API tasks ran with it.
@@ -78,7 +66,7 @@ def test_network_operator_installs_helm_the_release_and_the_policy(site, api):
 
 
 def test_network_operator_second_run_changes_nothing(site, api):
-    _network_operator_run(site, api).assert_unchanged()
+    network_operator_run(site, api).assert_unchanged()
     assert releases(site)[f'{NETWORK_OPERATOR_NS}/network-operator']['revision'] == 1
 
 
@@ -86,7 +74,7 @@ def test_network_operator_upgrades_the_release_to_a_new_chart(site, api):
     new_chart = site.make_network_operator_chart('25.4.1', '2')
     new_chart_vars = {'network_operator_chart_local_path': str(new_chart),
                       'network_operator_chart_sha256': hashlib.sha256(new_chart.read_bytes()).hexdigest()}
-    run = _network_operator_run(site, api, extra_vars=new_chart_vars)
+    run = network_operator_run(site, api, extra_vars=new_chart_vars)
     run.assert_ok()
     assert any('Install the NVIDIA Network Operator chart' in t for t in run.changed_tasks()), run.changed_tasks()
     release = releases(site)[f'{NETWORK_OPERATOR_NS}/network-operator']
@@ -95,7 +83,7 @@ def test_network_operator_upgrades_the_release_to_a_new_chart(site, api):
     assert deployment['metadata']['labels']['revision-marker'] == '2'
     assert deployment['status'].get('availableReplicas') == 1, 'helm --wait returned before the upgrade was up'
     site.extra_vars.update(new_chart_vars)
-    _network_operator_run(site, api).assert_unchanged()
+    network_operator_run(site, api).assert_unchanged()
 
 
 def test_a_malformed_nicclusterpolicy_is_refused_by_the_server(site, api):
@@ -104,7 +92,7 @@ def test_a_malformed_nicclusterpolicy_is_refused_by_the_server(site, api):
     for row in table:
         if 'images' in row:
             row['images']['rdma_shared_device_plugin']['image'] = '!!!'
-    run = _network_operator_run(site, api, extra_vars={'network_operator_chart_table': table})
+    run = network_operator_run(site, api, extra_vars={'network_operator_chart_table': table})
     assert run.rc != 0
     failures = ' '.join(run.failures())
     assert 'spec.rdmaSharedDevicePlugin.image' in failures and '!!!' in failures, failures
@@ -166,34 +154,11 @@ def test_ipu_operator_refuses_an_ipu_node_that_is_not_a_kubernetes_node(site, ap
 
 # --- verify's cluster checks --------------------------------------------------------------
 
-def _report_rows(site) -> list[dict]:
-    reports = sorted(site.report_dir.glob('*.json'), key=lambda p: p.stat().st_mtime)
-    assert reports, 'verify wrote no JSON report in %s' % site.report_dir
-
-    def rows(node):
-        if isinstance(node, list):
-            if node and all(isinstance(r, dict) and {'check', 'status'} <= set(r) for r in node):
-                return node
-            for item in node:
-                found = rows(item)
-                if found:
-                    return found
-        if isinstance(node, dict):
-            for item in node.values():
-                found = rows(item)
-                if found:
-                    return found
-        return []
-    found = rows(json.loads(reports[-1].read_text()))
-    reports[-1].unlink()
-    return found
-
-
 def test_verify_fails_the_rdma_resource_row_before_the_device_plugin_reports_it(site):
     # The test pod cannot be scheduled either: give it 20 s, not the site's timeout.
     run = site.play('verify.yml', '--tags', 'verify_cluster', extra_vars={'verify_test_pod_timeout': 20})
     assert run.rc != 0, 'verify passed although no node advertises the RDMA resource'
-    rows = [r for r in _report_rows(site) if r['check'] == RDMA_RESOURCE + ' allocatable']
+    rows = [r for r in report_rows(site) if r['check'] == RDMA_RESOURCE + ' allocatable']
     assert {r['host']: r['status'] for r in rows} == {node: 'FAIL' for node in IPU_NODES}, rows
 
 
@@ -231,7 +196,7 @@ def test_verify_cluster_checks_pass_on_hollow_nodes_and_skip_what_needs_exec(sit
         advertise_rdma_resource(api, node, RDMA_RESOURCE)
     run, pods = _play_watching_the_test_pod(site, api, 'verify.yml', '--tags', 'verify_cluster')
     run.assert_ok()
-    rows = _report_rows(site)
+    rows = report_rows(site)
     by_check = {}
     for row in rows:
         by_check.setdefault(row['check'], []).append(row)

@@ -63,3 +63,17 @@ def test_vipu_address_behind_a_gateway_is_refused_before_anything_changes(lab, t
     assert any('10.99.0.5' in m and 'gateway' in m for m in messages), messages
     # Nothing after the failed derivation ran on the host.
     assert run.stats['poplar-01']['changed'] == 0
+
+
+def test_device_plugin_ifnames_without_the_rdma_interface_are_refused(lab, tmp_path):
+    run = preflight(lab, tmp_path, network_operator_rdma_ifnames=['ens1f0'])
+    messages = failure_messages(run)
+    assert run.stats['poplar-01']['failures'] == 1
+    assert any("network_operator_rdma_ifnames is ['ens1f0'], which does not hold its interface rdma0" in m
+               for m in messages), messages
+    assert run.stats['poplar-01']['changed'] == 0
+
+
+def test_device_plugin_ifnames_holding_the_rdma_interface_pass(lab, tmp_path):
+    run = preflight(lab, tmp_path, network_operator_rdma_ifnames=['rdma0', 'rdma1'])
+    assert run.stats['poplar-01']['failures'] == 0, failure_messages(run)

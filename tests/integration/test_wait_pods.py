@@ -165,8 +165,32 @@ def test_network_operator_wait_names_the_device_plugin_pod_its_image_and_the_kub
             'ghcr.io/mellanox/k8s-rdma-shared-dev-plugin:v1.5.2: ' + message) in msg
     # Only the awaited pods are diagnosed: not the crash-looping NFD worker.
     assert 'nfd-worker' not in msg
-    # The operator's own pods were chosen by its Deployment's selector.
+
+
+def test_network_operator_chart_wait_names_the_crash_looping_nfd_worker(tmp_path, api):
+    # Names and labels of the NFD subchart at 25.4.0 for the release network-operator.
+    nfd = {'app.kubernetes.io/name': 'node-feature-discovery', 'app.kubernetes.io/instance': 'network-operator'}
+    master, worker = dict(nfd, role='master'), dict(nfd, role='worker')
+    api.objects = [
+        workload('Deployment', 'network-operator', 'network-operator', NETWORK_OPERATOR, 1),
+        pod('network-operator-7c9f6b7d6-abcde', 'network-operator', NETWORK_OPERATOR),
+        workload('Deployment', 'network-operator-node-feature-discovery-master', 'network-operator', master, 1),
+        pod('network-operator-node-feature-discovery-master-5b8-q', 'network-operator', master),
+        workload('DaemonSet', 'network-operator-node-feature-discovery-worker', 'network-operator', worker, 2),
+        pod('network-operator-node-feature-discovery-worker-a', 'network-operator', worker),
+        pod('network-operator-node-feature-discovery-worker-b', 'network-operator', worker, ready=False, container='worker',
+            waiting={'reason': 'CrashLoopBackOff', 'message': 'back-off 5m0s restarting failed'},
+            last={'exitCode': 1, 'reason': 'Error'}, restarts=7)]
+    msg = failure_message(run(tmp_path, api, 'network_operator', 'wait_chart', network_operator_wait_timeout=10))
+    assert msg.startswith('Not Ready after 10s - the Node Feature Discovery workers in namespace network-operator: '
+                          '1 of 2 pod(s) Ready; not Ready:\n'), msg
+    assert ('- network-operator/network-operator-node-feature-discovery-worker-b container worker: CrashLoopBackOff '
+            '(7 restarts), last exit code 1 (Error)') in msg
+    # The operator and the master were awaited first, each by its Deployment's selector.
     assert ('Pod', 'network-operator', None, {'labelSelector': ['app.kubernetes.io/name=network-operator']}) in api.queries
+    assert ('Pod', 'network-operator', None, {'labelSelector': [
+        'app.kubernetes.io/instance=network-operator,app.kubernetes.io/name=node-feature-discovery,role=master']}) \
+        in api.queries
 
 
 def test_network_operator_wait_with_no_device_plugin_pod_says_so_and_hints_at_nfd(tmp_path, api):

@@ -498,3 +498,18 @@ def test_row_with_an_unknown_ipam_is_refused():
     ok, message = assert_task_holds('network_operator', 'select.yml', "Check the row's IPAM",
                                     {'network_operator_chart_version': '26.1.2'})
     assert ok
+
+
+@pytest.mark.parametrize('release, fullname', [
+    # NFD's fullname helper (charts/node-feature-discovery/templates/_helpers.tpl at 25.4.0):
+    # the release name when it contains the chart name, else <release>-node-feature-discovery,
+    # cut to 63 characters without a trailing dash.
+    ('network-operator', 'network-operator-node-feature-discovery'),
+    ('node-feature-discovery-net', 'node-feature-discovery-net'),
+    ('a' * 40, 'a' * 40 + '-node-feature-discovery'[:23]),
+    ('b' * 41, 'b' * 41 + '-node-feature-discover'),
+    ('c' * 62, 'c' * 62),
+])
+def test_nfd_workload_names_follow_the_subcharts_fullname_helper(release, fullname):
+    variables = {'ipu_k8s_network_operator_release': release}
+    assert role_expression('network_operator', '{{ __network_operator_nfd_fullname }}', variables) == fullname

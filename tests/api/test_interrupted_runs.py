@@ -1,0 +1,126 @@
+"""Runs interrupted midway, against a real kube-apiserver (its own server): what the next run
+of playbooks/network_operator.yml finds and finishes.
+
+- A Helm release left pending-install (the state a helm killed during its first install
+  leaves: the release secret's status, written here) is uninstalled and installed again;
+  one left pending-upgrade is rolled back to its deployed revision.
+- The chart's own pods are awaited by the role, not by Helm: a Node Feature Discovery
+  master that cannot be scheduled fails the run naming its pod and the scheduler's reason.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import time
+
+import pytest
+
+from api_client import Api, network_operator_run, releases
+
+NAMESPACE = 'network-operator'
+RELEASE = 'network-operator'
+PLUGIN = 'app=rdma-shared-dp'
+
+
+@pytest.fixture(scope='module')
+def api(cluster):
+    return Api(cluster.kubeconfig)
+
+
+def plugin_pods(api, count=3, timeout=120) -> dict:
+    """name -> uid of the plugin pods (one per hollow node), once `count` run and none is
+    terminating."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pods = api.core.list_namespaced_pod(NAMESPACE, label_selector=PLUGIN).items
+        live = {p.metadata.name: p.metadata.uid for p in pods if not p.metadata.deletion_timestamp}
+        if len(live) == count == len(pods):
+            return live
+        assert time.monotonic() < deadline, 'plugin pods: %s' % [(p.metadata.name, p.status.phase) for p in pods]
+        time.sleep(1)
+
+
+def test_install_and_rerun_leave_the_plugin_pods_alone(site, api):
+    network_operator_run(site, api).assert_ok()
+    # The role waited for the chart's workloads: NFD's master and a worker on every node.
+    worker = api.get('apps/v1', 'DaemonSet', 'network-operator-node-feature-discovery-worker', NAMESPACE)
+    assert worker['status']['numberReady'] == worker['status']['desiredNumberScheduled'] == 3, worker['status']
+    master = api.get('apps/v1', 'Deployment', 'network-operator-node-feature-discovery-master', NAMESPACE)
+    assert master['status'].get('availableReplicas') == 1, master['status']
+    pods = plugin_pods(api)
+    network_operator_run(site, api).assert_unchanged()
+    assert plugin_pods(api) == pods, 'a rerun restarted the plugin'
+
+
+# --- Helm releases left pending -------------------------------------------------------------
+
+def _release_secret(api, revision):
+    return api.core.read_namespaced_secret('sh.helm.release.v1.%s.v%d' % (RELEASE, revision), NAMESPACE)
+
+
+def _decode(secret) -> dict:
+    # The API's base64 of helm's base64 of the gzipped release JSON.
+    return json.loads(gzip.decompress(base64.b64decode(base64.b64decode(secret.data['release']))))
+
+
+def _encode(release: dict) -> str:
+    return base64.b64encode(base64.b64encode(gzip.compress(json.dumps(release).encode()))).decode()
+
+
+def _write_release(api, release: dict, create: bool) -> None:
+    """Store `release` (decoded) as helm's secrets driver does: data and labels."""
+    name = 'sh.helm.release.v1.%s.v%d' % (release['name'], release['version'])
+    body = {'apiVersion': 'v1', 'kind': 'Secret', 'type': 'helm.sh/release.v1',
+            'metadata': {'name': name, 'namespace': NAMESPACE,
+                         'labels': {'name': release['name'], 'owner': 'helm', 'status': release['info']['status'],
+                                    'version': str(release['version'])}},
+            'data': {'release': _encode(release)}}
+    if create:
+        api.core.create_namespaced_secret(NAMESPACE, body)
+    else:
+        api.core.replace_namespaced_secret(name, NAMESPACE, body)
+
+
+def test_a_release_left_pending_install_is_installed_afresh(site, api):
+    assert releases(site)[f'{NAMESPACE}/{RELEASE}'] == {'chart': 'network-operator-25.4.0', 'status': 'deployed',
+                                                       'revision': 1}
+    release = _decode(_release_secret(api, 1))
+    release['info']['status'] = 'pending-install'
+    _write_release(api, release, create=False)
+    assert releases(site)[f'{NAMESPACE}/{RELEASE}']['status'] == 'pending-install'
+
+    run = network_operator_run(site, api).assert_ok()
+    assert 'no revision was ever deployed, so it is uninstalled and installed again' in run.stdout, run.explain()
+    assert releases(site)[f'{NAMESPACE}/{RELEASE}'] == {'chart': 'network-operator-25.4.0', 'status': 'deployed',
+                                                       'revision': 1}
+    assert api.get('apps/v1', 'Deployment', RELEASE, NAMESPACE)
+
+
+def test_a_release_left_pending_upgrade_is_rolled_back_to_its_deployed_revision(site, api):
+    release = _decode(_release_secret(api, 1))
+    release['version'] = 2
+    release['info']['status'] = 'pending-upgrade'
+    release['info']['description'] = 'Preparing upgrade'
+    _write_release(api, release, create=True)
+    assert releases(site)[f'{NAMESPACE}/{RELEASE}']['status'] == 'pending-upgrade'
+
+    run = network_operator_run(site, api).assert_ok()
+    assert 'rolling back to revision 1, the last deployed' in run.stdout, run.explain()
+    assert releases(site)[f'{NAMESPACE}/{RELEASE}']['status'] == 'deployed'
+    network_operator_run(site, api).assert_unchanged()
+
+
+# --- the chart's own pods: the role's diagnosing waits, not Helm's ---------------------------
+
+def test_a_node_feature_discovery_master_that_cannot_start_is_named_with_the_reason(site, api):
+    chart = site.make_network_operator_chart('25.4.1', 'nfd-stuck',
+                                             nfd_master_node_selector='ipu-k8s-test/absent: "true"')
+    run = network_operator_run(site, api, extra_vars={'network_operator_chart_local_path': str(chart),
+                                                      'network_operator_wait_timeout': 20})
+    assert run.rc != 0
+    failures = ' '.join(run.failures())
+    assert 'Node Feature Discovery master' in failures, failures
+    assert 'network-operator-node-feature-discovery-master-' in failures and "didn't match Pod's node affinity" in failures, \
+        failures
