@@ -108,3 +108,10 @@ def system_python(client_wheels, tmp_path_factory) -> Path:
 def site(cluster, k8s_bin, netns_factory, tmp_path_factory, client_wheels, system_python):
     return Site(cluster, tmp_path_factory.mktemp('site'), k8s_bin / 'helm', netns_factory, client_wheels,
                 system_python)
+
+
+@pytest.fixture(scope='module')
+def api(cluster):
+    """A client of the module's API server (tests/api/api_client.py)."""
+    from api_client import Api
+    return Api(cluster.kubeconfig)

@@ -12,13 +12,6 @@ from __future__ import annotations
 
 import pytest
 
-from api_client import Api
-
-
-@pytest.fixture(scope='module')
-def api(cluster):
-    return Api(cluster.kubeconfig)
-
 
 @pytest.fixture(scope='module')
 def fresh(site, api):

@@ -15,18 +15,11 @@ import gzip
 import json
 import time
 
-import pytest
-
-from api_client import Api, network_operator_run, releases
+from api_client import network_operator_run, releases
 
 NAMESPACE = 'network-operator'
 RELEASE = 'network-operator'
 PLUGIN = 'app=rdma-shared-dp'
-
-
-@pytest.fixture(scope='module')
-def api(cluster):
-    return Api(cluster.kubeconfig)
 
 
 def plugin_pods(api, count=3, timeout=120) -> dict:

@@ -29,11 +29,6 @@ IPU_OPERATOR_NS = 'ipu-operator'
 RDMA_RESOURCE = 'rdma/rdma_shared_device_a'
 
 
-@pytest.fixture(scope='module')
-def api(cluster):
-    return Api(cluster.kubeconfig)
-
-
 def _client_version(python) -> str:
     return subprocess.run([str(python), '-c', 'import kubernetes; print(kubernetes.__version__)'],
                           capture_output=True, text=True, check=True).stdout.strip()

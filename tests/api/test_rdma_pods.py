@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from api_client import Api, report_rows
+from api_client import report_rows
 from api_site import IPU_NODES, RDMA_INTERFACE, SCHEMAS
 
 NETWORK = 'rdma-net'
@@ -33,11 +33,6 @@ POD_OF = {'poplar-01': 'pod001', 'poplar-02': 'pod002'}
 ONE_POD_CONFIG = json.dumps({'cniVersion': '0.3.1', 'name': NETWORK, 'type': 'macvlan', 'master': RDMA_INTERFACE,
                              'ipam': {'type': 'whereabouts', 'range': '10.247.208.0/23'}})
 NAD_CHECK = "rdma-net takes each node's CNI file (several IPU-PODs)"
-
-
-@pytest.fixture(scope='module')
-def api(cluster):
-    return Api(cluster.kubeconfig)
 
 
 @pytest.fixture(scope='module')
