@@ -13,13 +13,18 @@
 - require(condition, reason): skip the test with reason when condition is false; under CI
   (CI=true) fail with that reason instead, so a runner without root or a tool the tier
   needs turns the tier red rather than green with skips.
+- served(directory): an HTTP server on 127.0.0.1 (a free port) serving a directory the
+  test made, stopped when the block ends; yields its base URL.
 
 Import with tests/ on sys.path (the tiers' conftests and helpers put it there).
 """
 
 import contextlib
+import functools
+import http.server
 import os
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -110,3 +115,16 @@ def client_lock_lines():
 def client_lock_pins():
     """The lock's name==version pins, without their hashes."""
     return [line.split()[0] for line in client_lock_lines()]
+
+
+@contextlib.contextmanager
+def served(directory):
+    """with served(dir) as url: dir's files over HTTP on 127.0.0.1, url ending with "/"."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield 'http://127.0.0.1:%d/' % server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -7,13 +7,10 @@ http.server this test starts: a hand-written Packages file listing kubeadm 1.34.
 nothing in the project names it; 1.34.99 is refused with what the source has. The
 air-gapped variant reads the .deb file names in kubernetes_packages_debs_local_path.
 """
-import functools
-import http.server
-import threading
-
 import pytest
 
 from test_preflight import failed, run_preflight
+from testlib import served
 
 INDEX = """Package: kubeadm
 Version: 1.34.9-1.1
@@ -34,13 +31,8 @@ def repository(tmp_path_factory):
     root = tmp_path_factory.mktemp('repo')
     (root / 'deb').mkdir()
     (root / 'deb' / 'Packages').write_text(INDEX)
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield 'http://127.0.0.1:%d/deb/' % server.server_address[1]
-    server.shutdown()
-    server.server_close()
+    with served(root) as url:
+        yield url + 'deb/'
 
 
 def test_patch_the_source_lists_is_accepted(repository, tmp_path):

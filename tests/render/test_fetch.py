@@ -5,11 +5,8 @@ pinned one; a second run changes nothing; check mode writes nothing; a checksum 
 as "sha256:<hex>" is refused with the fix before anything is fetched.
 
 Expected sha256 values are computed here with hashlib from the bytes the test serves."""
-import functools
 import hashlib
-import http.server
 import sys
-import threading
 
 import pytest
 import yaml
@@ -18,6 +15,7 @@ from ipu_k8s_render import ROOT
 
 sys.path.insert(0, str(ROOT / 'tests'))
 from playbook_runner import run_playbook  # noqa: E402
+from testlib import served  # noqa: E402
 
 CONTENT = b'apiVersion: v1\nkind: List\nitems: []\n'
 GOOD = hashlib.sha256(CONTENT).hexdigest()
@@ -29,13 +27,8 @@ def server(tmp_path_factory):
     """An HTTP server on 127.0.0.1 serving CONTENT as /file.yaml."""
     root = tmp_path_factory.mktemp('served')
     (root / 'file.yaml').write_bytes(CONTENT)
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    httpd = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield 'http://127.0.0.1:%d/file.yaml' % httpd.server_address[1]
-    httpd.shutdown()
-    httpd.server_close()
+    with served(root) as url:
+        yield url + 'file.yaml'
 
 
 def fetch(tmp_path, sha256, *, url='http://127.0.0.1:9/unused', local=None, check=False):
