@@ -365,24 +365,18 @@ def registry_prefix_or_empty_problem(setting, value):
     return ''
 
 
-def dns_label_problem(setting, value):
+def dns_label_problem(setting, value, limit=DNS_LABEL_MAX, what='Kubernetes name (DNS-1123 label)'):
     """A Kubernetes object name that must be a DNS-1123 label (namespaces, network names)."""
     text = value if isinstance(value, str) else ''
-    if not DNS_LABEL_RE.fullmatch(text) or len(text) > DNS_LABEL_MAX:
-        return ('%s is "%s", which is not a valid Kubernetes name (DNS-1123 label): use at most %d lower-case '
-                'letters, digits and "-", starting and ending with a letter or digit, e.g. %s.'
-                % (setting, value, DNS_LABEL_MAX, _suggest_name(value)))
+    if not DNS_LABEL_RE.fullmatch(text) or len(text) > limit:
+        return ('%s is "%s", which is not a valid %s: use at most %d lower-case letters, digits and "-", '
+                'starting and ending with a letter or digit, e.g. %s.' % (setting, value, what, limit, _suggest_name(value)))
     return ''
 
 
 def helm_release_problem(setting, value):
     """A Helm release name: a DNS-1123 label of at most 53 characters (Helm refuses longer)."""
-    text = value if isinstance(value, str) else ''
-    if not DNS_LABEL_RE.fullmatch(text) or len(text) > HELM_RELEASE_MAX:
-        return ('%s is "%s", which is not a valid Helm release name: use at most %d lower-case letters, digits '
-                'and "-", starting and ending with a letter or digit, e.g. %s.'
-                % (setting, value, HELM_RELEASE_MAX, _suggest_name(value)))
-    return ''
+    return dns_label_problem(setting, value, HELM_RELEASE_MAX, 'Helm release name')
 
 
 def _suggest_name(value):
