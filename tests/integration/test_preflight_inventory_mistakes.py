@@ -219,6 +219,8 @@ def test_each_roles_own_rule_is_refused_at_preflight(node, tmp_path, name, value
     ('ipu_operator_smoke_image', 'graphcore/pytorch-tutorials:3.0.0@sha256:abc',
      ('ipu_operator_smoke_image is "graphcore/pytorch-tutorials:3.0.0@sha256:abc", which is not an image reference',
       '@sha256:<64 hex digits>')),
+    ('verify_test_pod_image', "docker.io/nicolaka/netshoot:v0.13'$(id)'",
+     ('verify_test_pod_image is "docker.io/nicolaka/netshoot:v0.13\'$(id)\'", which is not an image reference',)),
     ('kubeadm_image_repository', 'registry.example.com/k8s:v1.31',
      ('kubeadm_image_repository is "registry.example.com/k8s:v1.31", which is not an image repository',)),
     ('ipu_k8s_rdma_network_name', 'rdma_net',
