@@ -249,6 +249,12 @@ def test_calico_release_without_a_pinned_sha256_is_refused(node, tmp_path):
                    'calico_version is v3.27.9', 'no sha256', 'tigera-operator.yaml', 'calico_manifest_checksums')
 
 
+def test_calico_release_pinned_by_the_site_is_accepted(node, tmp_path):
+    # v3.30.2 is a release of the table without a tested range: never chosen, but a site may name it.
+    returncode, messages, _ = run_preflight(node, tmp_path, calico_version='v3.30.2')
+    assert returncode == 0 and not messages, messages
+
+
 def test_helm_release_without_a_pinned_sha256_is_refused(node, tmp_path):
     assert_refused(run_preflight(node, tmp_path, helm_version='3.99.0'),
                    'helm_version is 3.99.0, which is not a row of helm_releases', 'helm_tarball_checksum')

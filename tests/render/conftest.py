@@ -26,6 +26,7 @@ import jsonschema
 import pytest
 import yaml
 from ansible.parsing.dataloader import DataLoader
+from ansible.plugins.loader import add_all_plugin_dirs
 from ansible.template import Templar, trust_as_template
 
 sys.modules['ipu_k8s_render'] = sys.modules[__name__]
@@ -71,6 +72,9 @@ def role_variables(role, overrides=None):
 
 
 def _templar(role, overrides):
+    # The filters a play of the role has: the shared role's (a dependency of every role) and its own.
+    add_all_plugin_dirs(str(ROLES / 'ipu_k8s'))
+    add_all_plugin_dirs(str(ROLES / role))
     loader = DataLoader()
     loader.set_basedir(str(ROLES / role))
     return Templar(loader=loader, variables=role_variables(role, overrides))

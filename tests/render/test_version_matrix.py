@@ -5,6 +5,7 @@ configuration API (roles/kubeadm/vars), Calico (roles/calico), the Network Opera
 (roles/network_operator). The facts, each with where it was read: tests/schemas/.
 scripts/refresh-versions --check compares them (and is run here, offline).
 """
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +27,7 @@ def minor_tuple(minor):
 KUBERNETES = load("roles/preflight/defaults/main.yml")["preflight_kubernetes_releases"]
 MINORS = [row["version"] for row in KUBERNETES]
 KUBERNETES_FACTS = load("tests/schemas/kubernetes/releases.yaml")["releases"]
-CALICO_TABLE = load("roles/calico/defaults/main.yml")["calico_version_by_kubernetes_minor"]
+CALICO_ROWS = load("roles/calico/defaults/main.yml")["calico_releases"]
 CALICO_FACTS = load("tests/schemas/calico/kubernetes-versions.yaml")["releases"]
 KUBEADM = load("roles/kubeadm/vars/main.yml")
 KUBEADM_FACTS = load("tests/schemas/kubernetes/kubeadm-api-versions.yaml")["api_versions"]
@@ -34,6 +35,21 @@ CHARTS = load("roles/network_operator/defaults/main.yml")["network_operator_char
 CHART_FACTS = load("tests/schemas/network_operator/releases.yaml")["releases"]
 DEFAULT_VERSION = load("roles/ipu_k8s/defaults/main.yml")["ipu_k8s_kubernetes_version"]
 TODAY = "2026-11-25"
+_spec = importlib.util.spec_from_file_location(
+    "ipu_k8s_checks", ROOT / "roles" / "ipu_k8s" / "filter_plugins" / "ipu_k8s_checks.py")
+checks = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(checks)
+
+
+def calico_release(minor):
+    """The release the calico role installs for MINOR (its default calico_version)."""
+    return checks.release_for_minor(CALICO_ROWS, minor).get("version")
+
+
+def newest_tested_calico(minor):
+    """From the facts alone: the newest release whose published requirements list MINOR."""
+    tested = [r for r, facts in CALICO_FACTS.items() if minor in facts["tested_minors"]]
+    return max(tested, key=lambda r: tuple(int(x) for x in r[1:].split(".")), default=None)
 
 
 def kubeadm_api_version(minor):
@@ -80,7 +96,7 @@ def test_default_kubernetes_minor_is_the_newest_a_supported_network_operator_rel
 def test_default_kubernetes_minor_is_within_its_support_and_every_layer_chooses_for_it():
     minor = DEFAULT_VERSION.rsplit(".", 1)[0]
     assert next(r for r in KUBERNETES if r["version"] == minor)["end_of_support"] >= TODAY
-    assert len(automatic_charts(minor)) == 1 and minor in CALICO_TABLE and kubeadm_api_version(minor)
+    assert len(automatic_charts(minor)) == 1 and calico_release(minor) and kubeadm_api_version(minor)
 
 
 @pytest.mark.parametrize("minor", MINORS)
@@ -88,16 +104,22 @@ def test_network_operator_rows_never_overlap(minor):
     assert len(automatic_charts(minor)) <= 1, f"{minor}: {len(automatic_charts(minor))} chart rows"
 
 
-@pytest.mark.parametrize("minor,release", sorted(CALICO_TABLE.items()))
-def test_calico_release_is_the_newest_release_tested_with_its_minor(minor, release):
-    tested = [r for r, facts in CALICO_FACTS.items() if minor in facts["tested_minors"]]
-    assert release == max(tested, key=lambda r: tuple(int(x) for x in r[1:].split(".")))
+@pytest.mark.parametrize("minor", MINORS + ["1.26", "1.28"])
+def test_calico_release_is_the_newest_release_tested_with_its_minor(minor):
+    # A minor no published range lists gets no release (preflight then asks for calico_version).
+    assert calico_release(minor) == newest_tested_calico(minor)
 
 
-@pytest.mark.parametrize("minor", MINORS)
-def test_minor_without_a_calico_row_has_no_tested_release(minor):
-    if minor not in CALICO_TABLE:
-        assert not [r for r, facts in CALICO_FACTS.items() if minor in facts["tested_minors"]]
+def test_calico_releases_are_listed_once_in_order():
+    versions = [tuple(int(x) for x in row["version"][1:].split(".")) for row in CALICO_ROWS]
+    assert versions == sorted(set(versions))
+
+
+@pytest.mark.parametrize("row", CALICO_ROWS, ids=[row["version"] for row in CALICO_ROWS])
+def test_calico_row_range_is_the_published_one_or_absent(row):
+    minors = (CALICO_FACTS.get(row["version"]) or {}).get("tested_minors") or []
+    expected = (min(minors, key=minor_tuple), max(minors, key=minor_tuple)) if minors else (None, None)
+    assert (row.get("kubernetes_min"), row.get("kubernetes_max")) == expected
 
 
 @pytest.mark.parametrize("minor", MINORS)

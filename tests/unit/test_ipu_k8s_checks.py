@@ -81,6 +81,34 @@ def test_chart_row_that_is_not_the_supported_line_names_the_supported_release():
     assert checks.chart_support_warning(table[1], table) == ''
 
 
+# --- release for a Kubernetes minor -----------------------------------------------------
+# Hand-written rows: overlapping ranges, a patch without a range, versions that sort wrong as text.
+ROWS = [
+    {'version': 'v3.9.2', 'kubernetes_min': '1.24', 'kubernetes_max': '1.27'},
+    {'version': 'v3.10.1', 'kubernetes_min': '1.26', 'kubernetes_max': '1.29'},
+    {'version': 'v3.10.3'},
+    {'version': 'v3.11.0', 'kubernetes_min': '1.29', 'kubernetes_max': '1.30'},
+]
+
+
+@pytest.mark.parametrize('minor,version', [('1.24', 'v3.9.2'), ('1.26', 'v3.10.1'), ('1.27', 'v3.10.1'),
+                                           ('1.29', 'v3.11.0'), ('1.30', 'v3.11.0')])
+def test_release_for_minor_is_the_newest_whose_range_includes_it(minor, version):
+    assert checks.release_for_minor(ROWS, minor)['version'] == version
+
+
+@pytest.mark.parametrize('minor', ['1.23', '1.31', '1.100', '', None, 1.3])
+def test_release_for_minor_is_none_outside_every_range(minor):
+    assert checks.release_for_minor(ROWS, minor) == {}
+
+
+def test_release_for_minor_compares_minors_and_versions_as_numbers():
+    rows = [{'chart_version': '9.1.0', 'kubernetes_min': '1.9', 'kubernetes_max': '1.10'},
+            {'chart_version': '25.4.0', 'kubernetes_min': '1.10', 'kubernetes_max': '1.10'}]
+    assert checks.release_for_minor(rows, '1.10', 'chart_version')['chart_version'] == '25.4.0'
+    assert checks.release_for_minor(rows, '1.9', 'chart_version')['chart_version'] == '9.1.0'
+
+
 # --- pod and service networks ---------------------------------------------------------
 
 def test_default_networks_pass():
@@ -251,7 +279,7 @@ def test_every_filter_is_registered():
         'ipu_k8s_pod_subnet_capacity_problem', 'ipu_k8s_hosts_problem',
         'ipu_k8s_cluster_interface_problem', 'ipu_k8s_cluster_addresses_problem', 'ipu_k8s_setting_problems',
         'ipu_k8s_kubernetes_support_warning', 'ipu_k8s_chart_support_warning',
-        'ipu_k8s_cluster_interface_of'}
+        'ipu_k8s_cluster_interface_of', 'ipu_k8s_release_for_minor'}
 
 
 # --- image references -------------------------------------------------------------------

@@ -33,7 +33,7 @@ TYPES = {
 
 
 # Options whose value is a pinned release, image, checksum or version table.
-PINNED = re.compile(r'(version|image|checksum|sha256|charts?_table|_charts$|_minors$|kubernetes_releases$|^helm_releases$)')
+PINNED = re.compile(r'(version|image|checksum|sha256|charts?_table|_charts$|_minors$|kubernetes_releases$|^helm_releases$|^calico_releases$)')
 
 
 def defaults(role):

@@ -120,6 +120,16 @@ def kubernetes_support_warning(version, releases, today):
             % (minor, row['end_of_support'], ', '.join(supported) or 'none in preflight_kubernetes_releases'))
 
 
+def release_for_minor(rows, minor, key='version'):
+    """The newest row (by its KEY version) whose tested Kubernetes range, kubernetes_min to
+    kubernetes_max, includes MINOR; {} when none does. A row without a range is never chosen."""
+    if not re.match(r'^[0-9]+\.[0-9]+$', str(minor)):
+        return {}
+    fits = [row for row in rows or [] if 'kubernetes_min' in row
+            and _minor_tuple(row['kubernetes_min']) <= _minor_tuple(minor) <= _minor_tuple(row['kubernetes_max'])]
+    return max(fits, key=lambda row: tuple(int(n) for n in re.findall(r'[0-9]+', str(row[key]))), default={})
+
+
 def chart_support_warning(row, table):
     """'' when the chosen Network Operator row is NVIDIA's Supported line, else a notice naming it."""
     if not row or row.get('support') == 'Supported':
@@ -438,6 +448,7 @@ class FilterModule(object):
             'ipu_k8s_kubernetes_version_problem': kubernetes_version_problem,
             'ipu_k8s_kubernetes_support_warning': kubernetes_support_warning,
             'ipu_k8s_chart_support_warning': chart_support_warning,
+            'ipu_k8s_release_for_minor': release_for_minor,
             'ipu_k8s_cluster_networks_problem': cluster_networks_problem,
             'ipu_k8s_pod_subnet_capacity_problem': pod_subnet_capacity_problem,
             'ipu_k8s_hosts_problem': hosts_problem,
