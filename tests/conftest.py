@@ -30,7 +30,8 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(items):
     for item in items:
-        parts = Path(str(item.fspath)).resolve().relative_to(HERE).parts
+        path = Path(str(item.fspath)).resolve()
+        parts = path.relative_to(HERE).parts if path.is_relative_to(HERE) else ()
         if parts and parts[0] in TIERS:
             item.add_marker(getattr(pytest.mark, parts[0]))
 
