@@ -158,8 +158,9 @@ def test_a_release_left_pending_upgrade_is_rolled_back_to_its_deployed_revision(
 def test_a_node_feature_discovery_master_that_cannot_start_is_named_with_the_reason(site, api):
     chart = site.make_network_operator_chart('25.4.1', 'nfd-stuck',
                                              nfd_master_node_selector='ipu-k8s-test/absent: "true"')
-    run = network_operator_run(site, api, extra_vars={'network_operator_chart_local_path': str(chart),
-                                                      'network_operator_wait_timeout': 20})
+    run = network_operator_run(site, api, extra_vars={
+        'network_operator_chart_local_path': str(chart), 'network_operator_wait_timeout': 20,
+        'network_operator_chart_sha256': hashlib.sha256(chart.read_bytes()).hexdigest()})
     assert run.rc != 0
     failures = ' '.join(run.failures())
     assert 'Node Feature Discovery master' in failures, failures
