@@ -1,15 +1,23 @@
 # -*- coding: utf-8 -*-
 """Rules about the RDMA shared device plugin: whether its selectors match the RDMA NIC the
-IPU nodes derived (rdma_plugin_selector_problem, at preflight on each IPU node). The plugin offers
+IPU nodes derived (rdma_plugin_selector_problem, at preflight on each IPU node), and which
+running plugin pods may hold an older configuration (rdma_plugin_config_marks). The plugin offers
 a device only when it matches every non-empty selector list (any value of a list), so a
 list that leaves out the node's RDMA NIC leaves the node without the RDMA resource. PCI
 vendor IDs are compared as the plugin reads them: four lowercase hex digits, no 0x.
 
     problem: "{{ nic | rdma_plugin_selector_problem(host, ifnames, vendors, drivers, resource) }}"
+    marks: "{{ pods | rdma_plugin_config_marks(config) }}"
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
+
+import hashlib
+import json
+
+# The pod annotation that records the plugin configuration a pod started with.
+CONFIG_ANNOTATION = 'ipu-k8s/rdma-plugin-config-sha256'
 
 SELECTORS = (('network_operator_rdma_ifnames', 'interface'), ('network_operator_rdma_vendors', 'vendor'),
              ('network_operator_rdma_drivers', 'driver'))
@@ -45,6 +53,35 @@ def rdma_plugin_selector_problem(nic, host, ifnames, vendors, drivers, resource=
             'leave the list empty (no filter).' % (host, seen, '; '.join(wrong), resource))
 
 
+def rdma_plugin_config_sha256(config):
+    """sha256 (hex) of the plugin configuration as canonical JSON (keys sorted, no spaces):
+    the same configuration spelt differently has the same hash. config: the JSON text of
+    the NicClusterPolicy's spec.rdmaSharedDevicePlugin.config, or its parsed value."""
+    value = json.loads(config) if isinstance(config, str) else config
+    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(',', ':')).encode('utf-8')).hexdigest()
+
+
+def rdma_plugin_config_marks(pods, config):
+    """What the running plugin pods say about the configuration they started with. The plugin
+    reads its configuration only when it starts, so a pod is known to hold `config` only when
+    its CONFIG_ANNOTATION carries the configuration's hash. Returns {'sha256': the hash,
+    'unmarked': names of the pods (not terminating) whose annotation is missing or differs,
+    'mark': the metadata patch that records the hash}. Before the plugin is restarted the
+    unmarked pods are those to delete (they may have started before the configuration
+    changed); after the restart they are those that started with it, to mark."""
+    digest = rdma_plugin_config_sha256(config)
+    unmarked = []
+    for pod in pods or []:
+        metadata = pod.get('metadata') or {}
+        if metadata.get('deletionTimestamp'):
+            continue
+        if (metadata.get('annotations') or {}).get(CONFIG_ANNOTATION) != digest:
+            unmarked.append(metadata['name'])
+    return {'sha256': digest, 'unmarked': sorted(unmarked),
+            'mark': {'metadata': {'annotations': {CONFIG_ANNOTATION: digest}}}}
+
+
 class FilterModule(object):
     def filters(self):
-        return {'rdma_plugin_selector_problem': rdma_plugin_selector_problem}
+        return {'rdma_plugin_selector_problem': rdma_plugin_selector_problem,
+                'rdma_plugin_config_marks': rdma_plugin_config_marks}

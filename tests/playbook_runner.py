@@ -14,6 +14,10 @@ Options for the test tiers that need more than a plain run from the repository r
   front of the command runner starts; events come back through the same pseudo-terminal).
 - clean_env: the run's environment is envvars plus what ansible-runner itself sets, nothing
   inherited from the caller's shell (IPUOF_VIPU_API_*, PATH, KUBECONFIG...).
+- kill_after: a task's name (with or without "role : "): as soon as the next task starts
+  after that task reported its result, runner cancels the run and ansible-playbook's
+  process group gets SIGKILL (status 'canceled'), as a dropped SSH session or Ctrl-C would
+  leave it.
 """
 
 import os
@@ -200,8 +204,27 @@ class HostView:
         return self.run.failure_messages()
 
 
+class KillAfter:
+    """Event handler and cancel callback of a run killed after one task (run_playbook's
+    kill_after)."""
+
+    def __init__(self, task):
+        self.task, self.armed, self.killed = task, False, False
+
+    def event(self, event):
+        kind, data = event.get('event'), event.get('event_data', {})
+        if kind in ('playbook_on_task_start', 'playbook_on_handler_task_start') and self.armed:
+            self.killed = True
+        elif kind in ('runner_on_ok', 'runner_on_failed') and self.task in (data.get('task'), task_name(data)):
+            self.armed = True
+        return True
+
+    def cancel(self):
+        return self.killed
+
+
 def run_playbook(playbook, inventory, work_dir, extravars=None, envvars=None, cmdline=None, *,
-                 netns=None, clean_env=False, timeout=None, stdout_callback='ipu_k8s_progress'):
+                 netns=None, clean_env=False, timeout=None, stdout_callback='ipu_k8s_progress', kill_after=None):
     """Run one playbook from the repository root with the project's settings.
 
     cmdline: extra ansible-playbook arguments (a string, or a list that is quoted here).
@@ -223,9 +246,15 @@ def run_playbook(playbook, inventory, work_dir, extravars=None, envvars=None, cm
     env.update(envvars or {})
     if not isinstance(cmdline, (str, type(None))):
         cmdline = shlex.join(str(a) for a in cmdline)
+    options = {}
+    if kill_after:
+        kill = KillAfter(kill_after)
+        # pexpect_timeout: how often runner asks cancel_callback (seconds), so that the kill
+        # follows the event at once
+        options = {'event_handler': kill.event, 'cancel_callback': kill.cancel, 'settings': {'pexpect_timeout': 0.1}}
     runner = init_runner(private_data_dir=private, project_dir=str(ROOT), playbook=str(playbook),
                          inventory=str(inventory), extravars=extravars or {}, envvars=env, cmdline=cmdline or None,
-                         quiet=True, timeout=timeout)
+                         quiet=True, timeout=timeout, **options)
     config = runner.config
     # the tests' own ansible-playbook, whatever the caller's PATH says
     config.command = [ANSIBLE_PLAYBOOK if a == 'ansible-playbook' and i == 0 else a for i, a in enumerate(config.command)]

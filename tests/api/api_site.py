@@ -335,7 +335,7 @@ class Site:
         return env
 
     def play(self, playbook: str, *args: str, extra_vars: dict | None = None,
-             inventory: dict | None = None, timeout: int = 600) -> PlaybookRun:
+             inventory: dict | None = None, timeout: int = 600, kill_after: str | None = None) -> PlaybookRun:
         inventory_file = self.dir / 'hosts.yml'
         inventory_file.write_text(yaml.safe_dump(inventory or self.inventory(), sort_keys=False))
         argv = []
@@ -346,6 +346,6 @@ class Site:
             argv += ['-e', '@%s' % vars_file]
         argv += [*args]
         run = run_playbook(ROOT / 'playbooks' / playbook, inventory_file, self.dir / 'runs', envvars=self.env(),
-                           cmdline=argv, clean_env=True, timeout=timeout)
+                           cmdline=argv, clean_env=True, timeout=timeout, kill_after=kill_after)
         return PlaybookRun(argv + [playbook], run)
 

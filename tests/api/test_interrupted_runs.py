@@ -6,12 +6,16 @@ of playbooks/network_operator.yml finds and finishes.
   one left pending-upgrade is rolled back to its deployed revision.
 - The chart's own pods are awaited by the role, not by Helm: a Node Feature Discovery
   master that cannot be scheduled fails the run naming its pod and the scheduler's reason.
+- A run killed right after applying a NicClusterPolicy whose RDMA shared device plugin
+  selectors changed: the next run restarts the plugin pods (which read their configuration
+  only at start) and marks them with the configuration's hash; a further run changes nothing.
 """
 
 from __future__ import annotations
 
 import base64
 import gzip
+import hashlib
 import json
 import time
 
@@ -20,6 +24,7 @@ from api_client import network_operator_run, releases
 NAMESPACE = 'network-operator'
 RELEASE = 'network-operator'
 PLUGIN = 'app=rdma-shared-dp'
+CONFIG_ANNOTATION = 'ipu-k8s/rdma-plugin-config-sha256'
 
 
 def plugin_pods(api, count=3, timeout=120) -> dict:
@@ -35,6 +40,18 @@ def plugin_pods(api, count=3, timeout=120) -> dict:
         time.sleep(1)
 
 
+def plugin_config_sha256(api) -> str:
+    """sha256 of the canonical JSON (sorted keys, no spaces) of the configuration the
+    operator wrote into its ConfigMap: what a plugin pod started now reads."""
+    config = json.loads(api.get('v1', 'ConfigMap', 'rdma-devices', NAMESPACE)['data']['config.json'])
+    return hashlib.sha256(json.dumps(config, sort_keys=True, separators=(',', ':')).encode()).hexdigest()
+
+
+def plugin_pod_marks(api) -> dict:
+    return {p.metadata.name: (p.metadata.annotations or {}).get(CONFIG_ANNOTATION)
+            for p in api.core.list_namespaced_pod(NAMESPACE, label_selector=PLUGIN).items}
+
+
 def test_install_and_rerun_leave_the_plugin_pods_alone(site, api):
     network_operator_run(site, api).assert_ok()
     # The role waited for the chart's workloads: NFD's master and a worker on every node.
@@ -43,8 +60,32 @@ def test_install_and_rerun_leave_the_plugin_pods_alone(site, api):
     master = api.get('apps/v1', 'Deployment', 'network-operator-node-feature-discovery-master', NAMESPACE)
     assert master['status'].get('availableReplicas') == 1, master['status']
     pods = plugin_pods(api)
+    assert plugin_pod_marks(api) == {name: plugin_config_sha256(api) for name in pods}
     network_operator_run(site, api).assert_unchanged()
     assert plugin_pods(api) == pods, 'a rerun restarted the plugin'
+
+
+def test_a_run_killed_after_the_policy_changed_restarts_the_plugin_on_the_next_run(site, api):
+    network_operator_run(site, api).assert_ok()
+    before = plugin_pods(api)
+    selectors = {'network_operator_rdma_ifnames': ['rdma0']}
+
+    killed = network_operator_run(site, api, extra_vars=selectors, kill_after='Apply the NicClusterPolicy')
+    assert killed.status == 'canceled', killed.explain()
+    policy = api.get('mellanox.com/v1alpha1', 'NicClusterPolicy', 'nic-cluster-policy')
+    assert json.loads(policy['spec']['rdmaSharedDevicePlugin']['config'])['configList'][0]['selectors'][
+        'ifNames'] == ['rdma0']
+    assert plugin_pods(api) == before, 'the run was killed too late: it restarted the plugin'
+
+    network_operator_run(site, api, extra_vars=selectors).assert_ok()
+    after = plugin_pods(api)
+    assert not set(after.values()) & set(before.values()), 'plugin pods kept from before the change: %s' % after
+    config_json = api.get('v1', 'ConfigMap', 'rdma-devices', NAMESPACE)['data']['config.json']
+    assert '"rdma0"' in config_json, config_json
+    assert plugin_pod_marks(api) == {name: plugin_config_sha256(api) for name in after}
+
+    network_operator_run(site, api, extra_vars=selectors).assert_unchanged()
+    assert plugin_pods(api) == after, 'a rerun restarted the plugin'
 
 
 # --- Helm releases left pending -------------------------------------------------------------
@@ -110,8 +151,9 @@ def test_a_release_left_pending_upgrade_is_rolled_back_to_its_deployed_revision(
 def test_a_node_feature_discovery_master_that_cannot_start_is_named_with_the_reason(site, api):
     chart = site.make_network_operator_chart('25.4.1', 'nfd-stuck',
                                              nfd_master_node_selector='ipu-k8s-test/absent: "true"')
-    run = network_operator_run(site, api, extra_vars={'network_operator_chart_local_path': str(chart),
-                                                      'network_operator_wait_timeout': 20})
+    run = network_operator_run(site, api, extra_vars={
+        'network_operator_chart_local_path': str(chart), 'network_operator_wait_timeout': 20,
+        'network_operator_chart_sha256': hashlib.sha256(chart.read_bytes()).hexdigest()})
     assert run.rc != 0
     failures = ' '.join(run.failures())
     assert 'Node Feature Discovery master' in failures, failures

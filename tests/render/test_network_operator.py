@@ -429,7 +429,7 @@ def test_values_template_renders_for_the_site_defaults_without_overrides():
     assert 'chart %s' % chosen_chart(str(default))['chart_version'] in text.splitlines()[0]
 
 
-# --- verified chart archives, RDMA plugin restart ---------------------------------------------
+# --- verified chart archives ---------------------------------------------------------------
 
 def release_task():
     return next(t for t in load_role_yaml('network_operator', 'tasks/release.yml')
@@ -456,37 +456,6 @@ def test_archive_download_checks_the_rows_sha256():
     assert role_expression('network_operator', fetch['__ipu_k8s_fetch_sha256'], variables) == (
         RELEASES['1.3.0']['chart_archive']['sha256'])
     assert role_expression('network_operator', fetch['__ipu_k8s_fetch_url'], variables) == RELEASES['1.3.0']['chart_archive']['url']
-
-
-def plugin_config_changed(before_config):
-    before = {'resources': [] if before_config is None else [
-        {'spec': {'rdmaSharedDevicePlugin': {'config': before_config}}}]}
-    return role_expression('network_operator', '{{ __network_operator_plugin_config_changed }}',
-                           {'network_operator_chart_version': '25.4.0', '__network_operator_ncp_before': before,
-                            '__network_operator_policy': render_policy('25.4.0')})
-
-
-def test_plugin_pods_restart_only_when_an_existing_config_changed():
-    current = render_policy('25.4.0')['spec']['rdmaSharedDevicePlugin']['config']
-    assert plugin_config_changed(None) is False
-    assert plugin_config_changed(current) is False
-    # Same configuration, other JSON spelling: no restart.
-    assert plugin_config_changed(json.dumps(json.loads(current), indent=2)) is False
-    other = json.loads(current)
-    other['configList'][0]['selectors'] = {'ifNames': ['ens1f0']}
-    assert plugin_config_changed(json.dumps(other)) is True
-
-
-def test_plugin_restart_deletes_the_plugin_pods_after_the_policy():
-    tasks = [t['name'] for t in load_role_yaml('network_operator', 'tasks/policy.yml')]
-    assert tasks.index('Apply the NicClusterPolicy') < tasks.index(
-        'Wait for the operator to write the new plugin configuration') < tasks.index(
-        'Restart the RDMA shared device plugin after a configuration change')
-    restart = next(t for t in load_role_yaml('network_operator', 'tasks/policy.yml')
-                   if t['name'] == 'Restart the RDMA shared device plugin after a configuration change')
-    assert restart['kubernetes.core.k8s']['state'] == 'absent'
-    assert restart['kubernetes.core.k8s']['kind'] == 'Pod'
-    assert restart['when'] == '__network_operator_plugin_config_changed'
 
 
 def test_row_with_an_unknown_ipam_is_refused():
