@@ -72,6 +72,7 @@ def keys(tmp_path_factory):
         colons = subprocess.run(gpg + ['--with-colons', '--list-keys'], check=True, capture_output=True,
                                 text=True).stdout
         made.append((armored, primary_fingerprints(colons)[0]))
+        subprocess.run(['gpgconf', '--homedir', str(home), '--kill', 'all'], check=False)  # the agent gpg started
     return made
 
 
