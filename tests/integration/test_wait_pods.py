@@ -142,8 +142,11 @@ NETWORK_OPERATOR = {'app.kubernetes.io/name': 'network-operator'}
 RDMA_PLUGIN = {'app': 'rdma-shared-dp'}
 
 
-def network_operator_objects(rdma_pods):
+def network_operator_objects(rdma_pods, scheduled):
+    """The operator, a crash-looping NFD worker (not awaited here), and the plugin's DaemonSet
+    (its upstream name) scheduling `scheduled` pods, with `rdma_pods`."""
     return [workload('Deployment', 'network-operator', 'network-operator', NETWORK_OPERATOR, 1),
+            workload('DaemonSet', 'rdma-shared-dp-ds', 'network-operator', RDMA_PLUGIN, scheduled),
             pod('network-operator-7c9f6b7d6-abcde', 'network-operator', NETWORK_OPERATOR),
             pod('nfd-worker-xyz', 'network-operator', {'app': 'nfd-worker'},
                 ready=False, waiting={'reason': 'CrashLoopBackOff'}, restarts=3)] + rdma_pods
@@ -154,13 +157,13 @@ def test_network_operator_wait_names_the_device_plugin_pod_its_image_and_the_kub
     api.objects = network_operator_objects([
         pod('rdma-shared-dp-ds-7x9kq', 'network-operator', RDMA_PLUGIN, ready=False,
             waiting={'reason': 'ImagePullBackOff', 'message': message}, container='rdma-shared-dp',
-            image='ghcr.io/mellanox/k8s-rdma-shared-dev-plugin:v1.5.2')])
+            image='ghcr.io/mellanox/k8s-rdma-shared-dev-plugin:v1.5.2')], 1)
     result = run(tmp_path, api, 'network_operator', 'wait', network_operator_wait_timeout=10)
     assert result.rc != 0
     msg = failure_message(result)
     assert 'Failed to gather information about Pod' not in msg
-    assert msg.startswith('Not Ready after 10s - the RDMA shared device plugin (app=rdma-shared-dp in namespace '
-                          'network-operator): 0 of 1 pod(s) Ready; not Ready:\n'), msg
+    assert msg.startswith('Not Ready after 10s - the RDMA shared device plugin (DaemonSet rdma-shared-dp-ds in '
+                          'namespace network-operator): 0 of 1 pod(s) Ready; not Ready:\n'), msg
     assert ('- network-operator/rdma-shared-dp-ds-7x9kq container rdma-shared-dp: ImagePullBackOff of image '
             'ghcr.io/mellanox/k8s-rdma-shared-dev-plugin:v1.5.2: ' + message) in msg
     # Only the awaited pods are diagnosed: not the crash-looping NFD worker.
@@ -194,7 +197,7 @@ def test_network_operator_chart_wait_names_the_crash_looping_nfd_worker(tmp_path
 
 
 def test_network_operator_wait_with_no_device_plugin_pod_says_so_and_hints_at_nfd(tmp_path, api):
-    api.objects = network_operator_objects([])
+    api.objects = network_operator_objects([], 1)
     msg = failure_message(run(tmp_path, api, 'network_operator', 'wait', network_operator_wait_timeout=10))
     assert '0 of 0 pod(s) Ready; not Ready:\n- 0 pod(s) found, 1 expected' in msg
     assert 'feature.node.kubernetes.io/pci-15b3.present' in msg
@@ -202,7 +205,7 @@ def test_network_operator_wait_with_no_device_plugin_pod_says_so_and_hints_at_nf
 
 def test_network_operator_wait_passes_when_every_awaited_pod_is_ready_and_shows_as_a_wait(tmp_path, api):
     api.objects = network_operator_objects([pod('rdma-shared-dp-ds-1', 'network-operator', RDMA_PLUGIN),
-                                            pod('rdma-shared-dp-ds-2', 'network-operator', RDMA_PLUGIN)])
+                                            pod('rdma-shared-dp-ds-2', 'network-operator', RDMA_PLUGIN)], 2)
     result = run(tmp_path, api, 'network_operator', 'wait', network_operator_wait_timeout=10)
     assert result.rc == 0, result.stdout[-4000:]
     assert any('Wait until these pods are Ready - the RDMA shared device plugin' in e['event_data']['task']
