@@ -2,8 +2,8 @@
 """Jinja filters of the kubeadm join: the secrets read from kubeadm's own output, and the
 message a failed join leaves on every host of the play, with the secrets cut out.
 
-    "{{ __token_output.stdout | kubeadm_join_secrets }}"  -> {endpoint, token, ca_cert_hash}
-    "{{ __upload_output.stdout | kubeadm_certificate_key }}"
+    "{{ __kubeadm_join_command.stdout | kubeadm_join_secrets }}"  -> {endpoint, token, ca_cert_hash}
+    "{{ __kubeadm_certificate_key.stdout | kubeadm_certificate_key }}"
     "{{ hostvars | kubeadm_join_failure(ansible_play_hosts_all, inventory_hostname) }}"
 """
 
