@@ -167,6 +167,25 @@ spec:
 
 
 # The real IPU Operator chart's second container (the image its role rewrites).
+# The admission webhook certificate's Secret as chart 1.2.0 makes it (graphcore/helm-charts
+# tag 1.2.0, charts/ipu-operator-helm-chart-1.2.0.tgz, ipu-operator/templates/admission.yaml):
+# a CA from genCA and a serving certificate from genSignedCert, both for 365 days, made anew
+# at every render, base64 under the keys ca, cert and key of the Opaque Secret
+# <fullname>-admission (the release name here, which holds the chart name). The chart's
+# webhook configurations (failurePolicy Fail) are left out: nothing serves them here.
+ADMISSION_SECRET = """{{- $ca := genCA "ipu-operator-controller-manager-ca" 365 -}}
+{{- $cert := genSignedCert "ipu-operator" nil (list "ipu-operator-webhook-svc") 365 $ca -}}
+apiVersion: v1
+kind: Secret
+metadata:
+  name: {{ .Release.Name }}-admission
+data:
+  ca: '{{ $ca.Cert | b64enc }}'
+  cert: '{{ $cert.Cert | b64enc }}'
+  key: '{{ $cert.Key | b64enc }}'
+type: Opaque
+"""
+
 KUBE_RBAC_PROXY = """        - name: kube-rbac-proxy
           image: gcr.io/kubebuilder/kube-rbac-proxy:v0.8.0
 """
@@ -249,11 +268,16 @@ class Site:
                                       'node_selector': selector},
             'nfd-worker.yaml': NFD % {'kind': 'DaemonSet', 'role': 'worker', 'replicas': '', 'node_selector': ''}})
 
-    def make_ipu_operator_chart(self) -> Path:
+    def make_ipu_operator_chart(self, webhook_secret: bool = False) -> Path:
+        """The stand-in IPU Operator chart; webhook_secret: with the admission webhook
+        certificate's Secret, made at every render as chart 1.2.0 makes it (ADMISSION_SECRET)."""
         crd = SCHEMAS / 'ipu_operator' / 'ipujobs.graphcore.ai-1.2.0.yaml'
-        return _chart(self.dir / 'charts', 'ipu-operator', '1.2.0', [crd],
-                      {'deployment.yaml': DEPLOYMENT % {'name': '{{ .Release.Name }}-controller-manager',
-                                                        'marker': '1', 'extra': KUBE_RBAC_PROXY}})
+        templates = {'deployment.yaml': DEPLOYMENT % {'name': '{{ .Release.Name }}-controller-manager',
+                                                      'marker': '1', 'extra': KUBE_RBAC_PROXY}}
+        if webhook_secret:
+            templates['admission.yaml'] = ADMISSION_SECRET
+        return _chart(self.dir / 'charts' / ('webhook' if webhook_secret else ''), 'ipu-operator', '1.2.0', [crd],
+                      templates)
 
     def inventory(self) -> dict:
         ipu_host = {node: {'ansible_python_interpreter': str(self.interpreters[node])} for node in IPU_NODES}

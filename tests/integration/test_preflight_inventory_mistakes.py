@@ -236,11 +236,29 @@ def test_each_roles_own_rule_is_refused_at_preflight(node, tmp_path, name, value
     ('ipu_operator_verify_timeout', -5, ('ipu_operator_verify_timeout is "-5": give a positive whole number',)),
     ('ipu_operator_webhook_cert_renew_days', 0,
      ('ipu_operator_webhook_cert_renew_days is "0": give a positive whole number of days',)),
+    ('network_operator_wait_timeout', -1,
+     ('network_operator_wait_timeout is "-1": give a positive whole number of seconds, without a unit (e.g. 300).',)),
     ('ipu_k8s_ipu_node_label', 'ipunode=' + 'p' * 64,
      ("ipu_k8s_ipu_node_label 'ipunode=%s' has an invalid Kubernetes label value" % ('p' * 64), 'at most 63')),
 ])
 def test_a_value_that_does_not_mean_what_its_setting_needs_is_refused(node, tmp_path, name, value, needles):
     assert_refused(run_preflight(node, tmp_path, **{name: value}), *needles)
+
+
+# The default Kubernetes release is 1.35 (roles/ipu_k8s/defaults/main.yml); the rows are
+# those of the tables in roles/network_operator and roles/calico defaults.
+@pytest.mark.parametrize('name,value,message', [
+    ('network_operator_chart_version', '25.4.0',
+     'network_operator_chart_version is "25.4.0", whose row in network_operator_chart_table serves Kubernetes 1.29 '
+     'to 1.32, not this cluster\'s 1.35 (ipu_k8s_kubernetes_version): Set network_operator_chart_version to "" and '
+     'the table picks 26.4.1 for Kubernetes 1.35, or choose a Kubernetes release from 1.29 to 1.32.'),
+    ('calico_version', 'v3.30.7',
+     'calico_version is "v3.30.7", whose row in calico_releases serves Kubernetes 1.30 to 1.33, not this '
+     'cluster\'s 1.35 (ipu_k8s_kubernetes_version): Set calico_version to "" and the table picks v3.31.7 for '
+     'Kubernetes 1.35, or choose a Kubernetes release from 1.30 to 1.33.'),
+])
+def test_pinned_release_outside_its_rows_kubernetes_range_is_refused(node, tmp_path, name, value, message):
+    assert assert_refused(run_preflight(node, tmp_path, **{name: value})) == message
 
 
 def test_calico_release_without_a_pinned_sha256_is_refused(node, tmp_path):

@@ -90,6 +90,14 @@ def test_skipped_assert_still_refuses(node, args):
     assert result.changed() == 0, result.stdout[-3000:]
 
 
+def test_wait_without_meaning_is_refused_before_anything_is_reset(node):
+    result = run_reset(node, extra={'reset_confirm': True, 'reset_wait_timeout': 0})
+    assert result.rc != 0
+    assert 'reset_wait_timeout is "0": give a positive whole number of seconds, without a unit (e.g. 300).' in \
+        result.failures().values(), result.stdout[-3000:]
+    assert untouched(node)
+
+
 def test_confirmed_reset_resets_the_node(node):
     # The guard is not simply "never": with the confirmation every step acts.
     # iptables is read for real by the netfilter step; this sandbox may have no ip6tables.

@@ -109,6 +109,43 @@ def test_release_for_minor_compares_minors_and_versions_as_numbers():
     assert checks.release_for_minor(rows, '1.9', 'chart_version')['chart_version'] == '9.1.0'
 
 
+# --- a pinned release against its row's Kubernetes range -------------------------------
+def test_pinned_release_outside_its_rows_range_names_setting_value_minor_range_and_fix():
+    message = checks.pinned_release_problem(ROWS, '1.30', 'calico_version', 'v3.9.2', 'version', 'calico_releases')
+    assert message == (
+        'calico_version is "v3.9.2", whose row in calico_releases serves Kubernetes 1.24 to 1.27, not this '
+        'cluster\'s 1.30 (ipu_k8s_kubernetes_version): Set calico_version to "" and the table picks v3.11.0 for '
+        'Kubernetes 1.30, or choose a Kubernetes release from 1.24 to 1.27.')
+
+
+def test_pinned_chart_for_a_minor_no_row_serves_asks_for_a_documented_release():
+    rows = [{'chart_version': '25.4.0', 'kubernetes_min': '1.29', 'kubernetes_max': '1.32'}]
+    message = checks.pinned_release_problem(rows, '1.35', 'network_operator_chart_version', '25.4.0',
+                                            'chart_version', 'network_operator_chart_table')
+    assert message == (
+        'network_operator_chart_version is "25.4.0", whose row in network_operator_chart_table serves Kubernetes '
+        '1.29 to 1.32, not this cluster\'s 1.35 (ipu_k8s_kubernetes_version): Set network_operator_chart_version '
+        'to a release documented for Kubernetes 1.35 (and give its row that range), or choose a Kubernetes '
+        'release from 1.29 to 1.32.')
+
+
+@pytest.mark.parametrize('minor,value', [
+    ('1.26', 'v3.9.2'), ('1.27', 'v3.9.2'), ('1.24', 'v3.9.2'),   # inside the range, both ends included
+    ('1.40', 'v3.10.3'),                                         # a row without a range: chosen by name only
+    ('1.40', 'v9.9.9'),                                          # no row: the table's own check refuses it
+    ('1.40', ''),                                                # nothing pinned
+])
+def test_pinned_release_within_its_range_or_without_one_passes(minor, value):
+    assert checks.pinned_release_problem(ROWS, minor, 'calico_version', value, 'version', 'calico_releases') == ''
+
+
+def test_pinned_release_range_compares_minors_as_numbers():
+    rows = [{'chart_version': '9.1.0', 'kubernetes_min': '1.9', 'kubernetes_max': '1.10'}]
+    assert checks.pinned_release_problem(rows, '1.10', 'network_operator_chart_version', '9.1.0', 'chart_version') == ''
+    assert 'serves Kubernetes 1.9 to 1.10, not this cluster\'s 1.11' in checks.pinned_release_problem(
+        rows, '1.11', 'network_operator_chart_version', '9.1.0', 'chart_version')
+
+
 # --- pod and service networks ---------------------------------------------------------
 
 def test_default_networks_pass():
@@ -279,7 +316,7 @@ def test_every_filter_is_registered():
         'ipu_k8s_pod_subnet_capacity_problem', 'ipu_k8s_hosts_problem',
         'ipu_k8s_cluster_interface_problem', 'ipu_k8s_cluster_addresses_problem', 'ipu_k8s_setting_problems',
         'ipu_k8s_kubernetes_support_warning', 'ipu_k8s_chart_support_warning',
-        'ipu_k8s_cluster_interface_of', 'ipu_k8s_release_for_minor'}
+        'ipu_k8s_cluster_interface_of', 'ipu_k8s_release_for_minor', 'ipu_k8s_pinned_release_problem'}
 
 
 # --- image references -------------------------------------------------------------------

@@ -130,6 +130,24 @@ def release_for_minor(rows, minor, key='version'):
     return max(fits, key=lambda row: tuple(int(n) for n in re.findall(r'[0-9]+', str(row[key]))), default={})
 
 
+def pinned_release_problem(rows, minor, setting, value, key='version', table='the table'):
+    """A release the site pinned (SETTING=VALUE) whose row of TABLE gives a tested Kubernetes
+    range must serve the cluster's MINOR. '' when nothing is pinned, the value is no row (its
+    own check says so) or the row has no range (a release chosen only by name)."""
+    row = next((r for r in rows or [] if value and str(r.get(key)) == str(value)), {})
+    if 'kubernetes_min' not in row or not re.match(r'^[0-9]+\.[0-9]+$', str(minor)):
+        return ''
+    low, high = str(row['kubernetes_min']), str(row['kubernetes_max'])
+    if _minor_tuple(low) <= _minor_tuple(minor) <= _minor_tuple(high):
+        return ''
+    fits = release_for_minor(rows, minor, key)
+    unpin = ('set %s to "" and the table picks %s for Kubernetes %s' % (setting, fits[key], minor) if fits
+             else 'set %s to a release documented for Kubernetes %s (and give its row that range)' % (setting, minor))
+    return ('%s is "%s", whose row in %s serves Kubernetes %s to %s, not this cluster\'s %s '
+            '(ipu_k8s_kubernetes_version): %s, or choose a Kubernetes release from %s to %s.'
+            % (setting, value, table, low, high, minor, unpin[0].upper() + unpin[1:], low, high))
+
+
 def chart_support_warning(row, table):
     """'' when the chosen Network Operator row is NVIDIA's Supported line, else a notice naming it."""
     if not row or row.get('support') == 'Supported':
@@ -449,6 +467,7 @@ class FilterModule(object):
             'ipu_k8s_kubernetes_support_warning': kubernetes_support_warning,
             'ipu_k8s_chart_support_warning': chart_support_warning,
             'ipu_k8s_release_for_minor': release_for_minor,
+            'ipu_k8s_pinned_release_problem': pinned_release_problem,
             'ipu_k8s_cluster_networks_problem': cluster_networks_problem,
             'ipu_k8s_pod_subnet_capacity_problem': pod_subnet_capacity_problem,
             'ipu_k8s_hosts_problem': hosts_problem,
