@@ -144,6 +144,29 @@ def choose_controller(entries, choice, setting=SETTING):
                       "for the first" % (CHOICE, choice, setting, ', '.join(e['name'] for e in entries)))
 
 
+def unchosen_controller_problem(entries, choice, connected):
+    """Why a node with an empty ipu_k8s_vipu_controller must name its controller, or None.
+
+    connected is {entry name: True when this node reaches that controller's address on a
+    directly connected subnet}. An empty choice means the first entry; that is wrong for a
+    node of another IPU-POD: its route to the first controller goes through a gateway (or
+    nowhere) while another listed controller sits on one of its own subnets.
+    """
+    choice = '' if choice is None else str(choice).strip()
+    if choice or len(entries) < 2 or connected.get(entries[0]['name']):
+        return None
+    reachable = [e for e in entries[1:] if connected.get(e['name'])]
+    if not reachable:
+        return None
+    return ("%s is empty, so this node takes the first entry of %s, %s (%s), which it does not reach on a "
+            "connected subnet, while %s on its own subnet: set %s: %s for this host (host_vars, or the "
+            "group_vars of its IPU-POD)" % (
+                CHOICE, SETTING, entries[0]['name'], entries[0]['host'],
+                ' and '.join('%s (%s) is' % (e['name'], e['host']) for e in reachable)
+                if len(reachable) == 1 else ', '.join('%s (%s)' % (e['name'], e['host']) for e in reachable) + ' are',
+                CHOICE, reachable[0]['name']))
+
+
 def inventory_problems(controllers, choices, default_port, default_label):
     """Every mistake in the controller list and the hosts' choices -> [message], empty when none.
 
