@@ -11,8 +11,8 @@ from ipu_k8s_vipu_controllers import (
     choose_controller,
     inventory_problems,
     label_problem,
-    operator_controllers,
     parse_controllers,
+    site_model,
     unchosen_controller_problem,
 )
 
@@ -187,7 +187,12 @@ def test_inventory_problems_are_empty_for_a_good_inventory():
     assert inventory_problems([], {'w1': ''}, 8090, LABEL) == []
 
 
-# --- what the operator gets -------------------------------------------------------------------
+# --- what the operator gets: the site model's operator part -----------------------------------
+
+def operator_controllers(facts, names=None):
+    nodes = dict((h, {'vipu_server': f, 'node_name': (names or {}).get(h)}) for h, f in facts.items())
+    return site_model(nodes)['operator']
+
 
 def fact(host, name=None, label=LABEL, port=8090):
     return {'host': host, 'port': port, 'address': '%s:%d' % (host, port), 'version': None, 'source': 'inventory',
