@@ -1,10 +1,11 @@
 # -*- coding: utf-8 -*-
-"""The V-IPU controller list (ipu_k8s_vipu_controllers), parsed and checked in one place.
+"""The V-IPU controller list (ipu_k8s_vipu_controllers), parsed and checked in one place,
+and the site model built from what the IPU nodes resolved.
 
 Used by the vipu_server module on each IPU node (which entry is mine, resolved there),
-and through filter_plugins/ipu_k8s_vipu.py by preflight (the inventory alone, before
-anything changes) and by the ipu_operator role (global.vipuControllers and the node labels
-from the entries the nodes resolved). Pure Python, standard library only; every refusal
+and through filter_plugins/ipu_k8s_site.py by preflight (the inventory alone, before
+anything changes) and on the controller (site_model: IPU-PODs, global.vipuControllers,
+node labels, each POD's RDMA network). Pure Python, standard library only; every refusal
 names the setting, the bad value and the fix.
 """
 
