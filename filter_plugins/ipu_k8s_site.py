@@ -33,23 +33,23 @@ from ipu_k8s_vipu_controllers import inventory_problems, site_model  # noqa: E40
 from ipu_k8s_workloads import workload_examples  # noqa: E402
 
 
-def _host_value(hostvars, host, *path):
-    """hostvars[host][path...] or None when any step is missing."""
+def _value(variables, *path):
+    """variables[path...] or None when any step is missing."""
     try:
-        value = hostvars[host]
         for key in path:
-            value = value[key]
+            variables = variables[key]
     except (KeyError, TypeError, AnsibleUndefinedVariable):
         return None
-    return value
+    return variables
 
 
 def ipu_k8s_site_model(hostvars, ipu_nodes, network_name='', ipam=None, block_size=0):
     nodes = {}
     for host in ipu_nodes or []:
-        nodes[host] = dict((key, _host_value(hostvars, host, 'ansible_facts', key) or _host_value(hostvars, host, key))
-                           for key in ('vipu_server', 'rdma_network'))
-        nodes[host]['node_name'] = _host_value(hostvars, host, 'ipu_k8s_node_name') or host
+        variables = _value(hostvars, host)  # a host's variables are built on each hostvars[host]: once
+        facts = _value(variables, 'ansible_facts') or {}
+        nodes[host] = dict((key, facts.get(key) or _value(variables, key)) for key in ('vipu_server', 'rdma_network'))
+        nodes[host]['node_name'] = _value(variables, 'ipu_k8s_node_name') or host
     try:
         model = site_model(nodes, str(network_name), ipam or None, int(block_size or 0))
     except IpuK8sError as e:
@@ -60,7 +60,7 @@ def ipu_k8s_site_model(hostvars, ipu_nodes, network_name='', ipam=None, block_si
 
 
 def ipu_k8s_vipu_controller_problems(controllers, hostvars, hosts, default_port, default_label):
-    choices = dict((host, _host_value(hostvars, host, 'ipu_k8s_vipu_controller') or '') for host in hosts or [])
+    choices = dict((host, _value(hostvars, host, 'ipu_k8s_vipu_controller') or '') for host in hosts or [])
     return inventory_problems(controllers, choices, default_port, default_label)
 
 

@@ -152,7 +152,7 @@ def test_the_files_are_written_once_then_left_alone_in_check_mode_too(two_pods):
 
 def test_a_node_disagreeing_with_its_pod_is_refused_before_anything_is_written(disagreeing):
     run, own, confdir = disagreeing
-    result = run.result("rdma_network : Build the site model from the IPU nodes' facts", 'cp')
+    result = run.result("ipu_k8s : Build the site model from the IPU nodes' facts", 'cp')
     assert result.get('failed')
     assert ("V-IPU controller 'pod001' (IPU-POD of node-a, node-x)" in result['msg']
             and 'the RDMA interface differs: ens1f0np0 on node-a; ens2f0 on node-x' in result['msg']), result['msg']

@@ -172,10 +172,12 @@ VIPU = {'host': '10.247.208.5', 'port': 8090, 'name': 'pod001', 'label': 'ipunod
 
 
 def site_model(hostvars, ipu_nodes):
-    """What the role's site entry point makes of these nodes' facts (its own expression)."""
-    task = next(t for t in load_role_yaml('rdma_network', 'tasks/site.yml') if 'ansible.builtin.set_fact' in t)
+    """What the role's site entry point makes of these nodes' facts (the expressions it runs)."""
+    task = next(t for t in load_role_yaml('rdma_network', 'tasks/site.yml') if t.get('ansible.builtin.include_role'))
     variables = {'groups': {'ipu_nodes': ipu_nodes}, 'hostvars': hostvars, '__network_operator_ipam': 'whereabouts'}
-    return role_expression('rdma_network', task['ansible.builtin.set_fact']['ipu_k8s_site'], variables)
+    variables.update((k, role_expression('rdma_network', v, variables)) for k, v in task['vars'].items())
+    model = next(t for t in load_role_yaml('ipu_k8s', 'tasks/site.yml'))['ansible.builtin.set_fact']['ipu_k8s_site']
+    return role_expression('ipu_k8s', model, variables)
 
 
 def test_missing_facts_are_named_before_the_cluster_is_touched():
