@@ -94,3 +94,12 @@ def test_a_second_pod_node_that_names_its_controller_passes(netns_factory, tmp_p
     run = run_playbook(node, 'vipu_controllers.yml', inventory(CONTROLLERS, {'poplar-02': 'pod002'}), tmp_path)
     fact = run.result('rdma_network : Read the V-IPU controller address', 'poplar-02')['vipu_server']
     assert (fact['name'], fact['address']) == ('pod002', '10.5.212.116:8091')
+
+
+def test_the_node_modules_run_once_per_run(lab, tmp_path):
+    run = run_playbook(lab, 'facts_twice.yml', inventory(CONTROLLERS, {'poplar-01': 'pod001'}), tmp_path,
+                       env={'ANSIBLE_SKIP_TAGS': 'rdma_network_apply'})
+    assert run.stats['poplar-01']['failures'] == 0, run.stdout[-3000:]
+    for task in ('rdma_network : Read the V-IPU controller address',
+                 'rdma_network : Derive the RDMA interface, subnet, MTU and excluded range'):
+        assert run.run.ran(task) == ['poplar-01'], task
