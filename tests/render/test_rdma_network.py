@@ -173,7 +173,7 @@ VIPU = {'host': '10.247.208.5', 'port': 8090, 'name': 'pod001', 'label': 'ipunod
 
 def site_model(hostvars, ipu_nodes):
     """What the role's site entry point makes of these nodes' facts (the expressions it runs)."""
-    task = next(t for t in load_role_yaml('rdma_network', 'tasks/site.yml') if t.get('ansible.builtin.include_role'))
+    task = next(t for t in load_role_yaml('rdma_network', 'tasks/site.yml') if t.get('ansible.builtin.import_role', {}).get('name') == 'ipu_k8s')
     variables = {'groups': {'ipu_nodes': ipu_nodes}, 'hostvars': hostvars, '__network_operator_ipam': 'whereabouts'}
     variables.update((k, role_expression('rdma_network', v, variables)) for k, v in task['vars'].items())
     model = next(t for t in load_role_yaml('ipu_k8s', 'tasks/site.yml'))['ansible.builtin.set_fact']['ipu_k8s_site']
