@@ -68,7 +68,6 @@ notes:
   - The route lookup sends no packet.
 seealso:
   - module: vipu_server
-  - module: rdma_network_consensus
 requirements:
   - iproute2 (C(ip)) on the node.
 '''

@@ -47,6 +47,9 @@ options:
   controller:
     description:
       - Name of this node's entry in O(controllers) (C(ipu_k8s_vipu_controller)); empty means the first.
+      - Empty with several controllers listed, the node looks up its route to each; it refuses when
+        the first is not on one of its connected subnets but another is (a node of another IPU-POD
+        that must name its controller).
     type: str
     default: ''
   label:
@@ -153,11 +156,18 @@ vipu_server:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.ipu_k8s_vipu_controllers import choose_controller, label_problem, parse_controllers
+from ansible.module_utils.ipu_k8s_vipu_controllers import (
+    choose_controller,
+    label_problem,
+    parse_controllers,
+    unchosen_controller_problem,
+)
 from ansible.module_utils.ipu_k8s_rdma import (
     DEFAULT_IPU_NODE_LABEL,
     DEFAULT_VIPU_PORT,
     IpuK8sError,
+    check_route,
+    parse_ip_json,
     parse_port,
     parse_vipu_server_version,
     resolve_ipv4,
@@ -214,12 +224,34 @@ def _from_cli(module, cli_path):
     return host, port, answer['version']
 
 
+def _connected(module, entries):
+    """{entry name: whether this node reaches it on a directly connected subnet} (a real route
+    lookup per entry), only when the node names no entry and there is more than one."""
+    ip_bin = module.get_bin_path('ip')
+    if module.params['controller'] or len(entries) < 2 or not ip_bin:
+        return {}
+    connected = {}
+    for entry in entries:
+        try:
+            address = resolve_ipv4(entry['host'])
+            rc, out, err = module.run_command([ip_bin, '-j', '-4', 'route', 'get', address],
+                                              environ_update={'LC_ALL': 'C'})
+            check_route(parse_ip_json(out, 'ip -j -4 route get %s' % address) if rc == 0 else [], address)
+            connected[entry['name']] = True
+        except IpuK8sError:
+            connected[entry['name']] = False
+    return connected
+
+
 def find_vipu_server(module):
     """The controller as (host, port or None, version, source, name or None, label or None)."""
     params = module.params
     if params['controllers']:
         entries = parse_controllers(params['controllers'], params['port'], params['label'])
         entry = choose_controller(entries, params['controller'])
+        why = unchosen_controller_problem(entries, params['controller'], _connected(module, entries))
+        if why:
+            raise IpuK8sError(why)
         return entry['host'], entry['port'], None, 'inventory', entry['name'], entry['label']
     if params['address'] is not None:
         host, port = split_address(params['address'], 'address')

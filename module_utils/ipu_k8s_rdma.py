@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
-"""Pure logic shared by the ipu-k8s modules (vipu_server, rdma_network_facts,
-rdma_network_consensus).
+"""Pure logic shared by the ipu-k8s modules (vipu_server, rdma_network_facts) and the
+site model (ipu_k8s_vipu_controllers.py).
 
 Nothing here imports Ansible or runs a command: the modules run `ip` and `vipu`
 and hand their output to these functions, so every rule (address forms, what the
@@ -642,70 +642,6 @@ def pod_object_name(network_name, pod_name):
     suffix = _OBJECT_NAME_INVALID.sub('-', str(pod_name).lower()).strip('-') or 'pod'
     name = ('%s-%s' % (network_name, suffix))[:63].rstrip('-')
     return name
-
-
-def _controller_key(host, fact):
-    if not isinstance(fact, dict) or not fact.get('host'):
-        raise IpuK8sError('IPU node %s has no vipu_server fact, so its V-IPU controller (its IPU-POD) is not known: '
-                          'run the rdma_network facts step on it first, in the same ansible-playbook run' % host)
-    port = parse_port(fact.get('port'), 'port of the vipu_server fact of %s' % host)
-    address = '%s:%d' % (fact['host'], port)
-    return str(fact.get('name') or address), fact['host'], port, str(fact.get('label') or '')
-
-
-def agree_rdma_networks_by_pod(networks, controllers=None, ipam='whereabouts', block_size=0, network_name=''):
-    """{host: rdma_network}, {host: vipu_server fact} -> ([one entry per IPU-POD], warnings).
-
-    IPU nodes are grouped by the V-IPU controller their vipu_server fact chose (its name;
-    nodes without controllers given form one group). Inside a group the nodes must agree as
-    agree_rdma_networks says (its refusal, naming the hosts, unchanged when there is one
-    group); groups may differ in subnet, interface name and MTU. When controllers are given,
-    every node needs one. Each entry: name, label,
-    vipu_host, vipu_port, hosts (in the order of networks), pool (the NVIDIA IPAM IPPool name: network_name
-    itself for one POD, network_name-<pod> for several) and rdma_network (the group's
-    agreed network). Entries come in order of the controller's first node.
-    """
-    if not isinstance(networks, dict) or not networks:
-        # agree_rdma_networks words this refusal.
-        return [agree_rdma_networks(networks, ipam, block_size)], []
-    # No node with a controller fact (networks given alone): one group, as before PODs.
-    controllers = controllers if any((controllers or {}).values()) else {}
-    groups, order = {}, []
-    for host in networks:
-        if controllers:
-            name, vipu_host, vipu_port, label = _controller_key(host, controllers.get(host))
-        else:
-            name, vipu_host, vipu_port, label = '', '', 0, ''
-        if name not in groups:
-            groups[name] = {'name': name, 'label': label, 'vipu_host': vipu_host, 'vipu_port': vipu_port,
-                            'hosts': []}
-            order.append(name)
-        group = groups[name]
-        if (vipu_host, vipu_port, label) != (group['vipu_host'], group['vipu_port'], group['label']):
-            raise IpuK8sError("V-IPU controller '%s' is %s:%d with label '%s' on %s but %s:%d with label '%s' on %s: "
-                              'list each controller once in ipu_k8s_vipu_controllers, with one address and one label'
-                              % (name, group['vipu_host'], group['vipu_port'], group['label'],
-                                 ', '.join(sorted(group['hosts'])), vipu_host, vipu_port, label, host))
-        group['hosts'].append(str(host))
-    if len(order) == 1:
-        group = groups[order[0]]
-        network, warnings = agree_rdma_networks(networks, ipam, block_size)
-        group.update(pool=network_name, rdma_network=network)
-        return [group], warnings
-    problems, warnings, pods = [], [], []
-    for name in order:
-        group = groups[name]
-        try:
-            network, found = agree_rdma_networks(dict((h, networks[h]) for h in group['hosts']), ipam, block_size)
-        except IpuK8sError as e:
-            problems.append("V-IPU controller '%s' (IPU-POD of %s): %s" % (name, ', '.join(sorted(group['hosts'])), e))
-            continue
-        warnings.extend("V-IPU controller '%s': %s" % (name, w) for w in found)
-        group.update(pool=pod_object_name(network_name, name), rdma_network=network)
-        pods.append(group)
-    if problems:
-        raise IpuK8sError('; '.join(problems))
-    return pods, warnings
 
 
 def cni_config(network_name, pod, mode='bridge', ipam='whereabouts', whereabouts=None):

@@ -1,19 +1,21 @@
 # -*- coding: utf-8 -*-
-"""The V-IPU controller list (ipu_k8s_vipu_controllers), parsed and checked in one place.
+"""The V-IPU controller list (ipu_k8s_vipu_controllers), parsed and checked in one place,
+and the site model built from what the IPU nodes resolved.
 
 Used by the vipu_server module on each IPU node (which entry is mine, resolved there),
-and through filter_plugins/ipu_k8s_vipu.py by preflight (the inventory alone, before
-anything changes) and by the ipu_operator role (global.vipuControllers and the node labels
-from the entries the nodes resolved). Pure Python, standard library only; every refusal
+and through filter_plugins/ipu_k8s_site.py by preflight (the inventory alone, before
+anything changes) and on the controller (site_model: IPU-PODs, global.vipuControllers,
+node labels, each POD's RDMA network). Pure Python, standard library only; every refusal
 names the setting, the bad value and the fix.
 """
 
 import re
 
 try:
-    from ansible.module_utils.ipu_k8s_rdma import IpuK8sError, parse_port, split_address
+    from ansible.module_utils.ipu_k8s_rdma import (IpuK8sError, agree_rdma_networks, parse_port, pod_object_name,
+                                                   split_address)
 except ImportError:  # imported from a filter plugin or a test, beside ipu_k8s_rdma.py
-    from ipu_k8s_rdma import IpuK8sError, parse_port, split_address
+    from ipu_k8s_rdma import IpuK8sError, agree_rdma_networks, parse_port, pod_object_name, split_address
 
 SETTING = 'ipu_k8s_vipu_controllers'
 CHOICE = 'ipu_k8s_vipu_controller'
@@ -144,6 +146,29 @@ def choose_controller(entries, choice, setting=SETTING):
                       "for the first" % (CHOICE, choice, setting, ', '.join(e['name'] for e in entries)))
 
 
+def unchosen_controller_problem(entries, choice, connected):
+    """Why a node with an empty ipu_k8s_vipu_controller must name its controller, or None.
+
+    connected is {entry name: True when this node reaches that controller's address on a
+    directly connected subnet}. An empty choice means the first entry; that is wrong for a
+    node of another IPU-POD: its route to the first controller goes through a gateway (or
+    nowhere) while another listed controller sits on one of its own subnets.
+    """
+    choice = '' if choice is None else str(choice).strip()
+    if choice or len(entries) < 2 or connected.get(entries[0]['name']):
+        return None
+    reachable = [e for e in entries[1:] if connected.get(e['name'])]
+    if not reachable:
+        return None
+    return ("%s is empty, so this node takes the first entry of %s, %s (%s), which it does not reach on a "
+            "connected subnet, while %s on its own subnet: set %s: %s for this host (host_vars, or the "
+            "group_vars of its IPU-POD)" % (
+                CHOICE, SETTING, entries[0]['name'], entries[0]['host'],
+                ' and '.join('%s (%s) is' % (e['name'], e['host']) for e in reachable)
+                if len(reachable) == 1 else ', '.join('%s (%s)' % (e['name'], e['host']) for e in reachable) + ' are',
+                CHOICE, reachable[0]['name']))
+
+
 def inventory_problems(controllers, choices, default_port, default_label):
     """Every mistake in the controller list and the hosts' choices -> [message], empty when none.
 
@@ -168,27 +193,22 @@ def inventory_problems(controllers, choices, default_port, default_label):
     return problems
 
 
-# --- the operator's view: what the IPU nodes resolved ---------------------------------
+# --- the site model: IPU-PODs, their controllers, nodes and RDMA networks --------------
 
-def operator_controllers(node_facts, node_names=None):
-    """{IPU node: its vipu_server fact} (inventory order) -> what the IPU Operator gets.
-
-    Returns {'controllers': [{name, host, port, label}] in order of first use,
-    'value': the chart's global.vipuControllers ("host:port:key=value,..."),
-    'nodes': [{host, node, controller, label_key, label_value}]}. node_names maps an
-    inventory host to its Kubernetes node name (default: the host itself).
-    """
-    node_names = node_names or {}
-    if not node_facts:
+def _group_by_controller(vipu_facts):
+    """{IPU node: vipu_server fact} (inventory order) -> [controller {name, host, port, label,
+    hosts}] in order of first use: the IPU-PODs, grouped once. Refuses missing facts and
+    controllers the IPU Operator cannot tell apart."""
+    if not vipu_facts:
         raise IpuK8sError('the ipu_nodes inventory group is empty: list the Poplar servers whose RDMA NIC reaches '
                           'the IPU-Machines')
-    missing = [host for host, fact in node_facts.items() if not isinstance(fact, dict) or not fact.get('host')]
+    missing = [host for host, fact in vipu_facts.items() if not isinstance(fact, dict) or not fact.get('host')]
     if missing:
         raise IpuK8sError('IPU node(s) %s have no vipu_server fact: run the rdma_network facts step on them first '
                           '(playbooks/rdma_network.yml, or playbooks/ipu_operator.yml which runs it), in the same '
                           'ansible-playbook run' % ', '.join(missing))
-    controllers, by_key, nodes, problems = [], {}, [], []
-    for host, fact in node_facts.items():
+    controllers, by_key, problems = [], {}, []
+    for host, fact in vipu_facts.items():
         port = parse_port(fact.get('port'), 'port of the vipu_server fact of %s' % host)
         address = '%s:%d' % (fact['host'], port)
         label = str(fact.get('label') or '')
@@ -199,14 +219,12 @@ def operator_controllers(node_facts, node_names=None):
                               "the entry's label" % (host, label, why))
         key = (name, address, label)
         if key not in by_key:
-            by_key[key] = {'name': name, 'host': fact['host'], 'port': port, 'label': label, 'nodes': []}
+            by_key[key] = {'name': name, 'host': fact['host'], 'port': port, 'label': label, 'hosts': []}
             controllers.append(by_key[key])
-        by_key[key]['nodes'].append(host)
-        nodes.append({'host': host, 'node': node_names.get(host) or host, 'controller': name,
-                      'label_key': label.split('=')[0], 'label_value': label.split('=')[1]})
+        by_key[key]['hosts'].append(str(host))
 
     def who(c):
-        return '%s at %s:%d (%s)' % (c['name'], c['host'], c['port'], ', '.join(c['nodes']))
+        return '%s at %s:%d (%s)' % (c['name'], c['host'], c['port'], ', '.join(c['hosts']))
 
     for field, what, fix in (
             ('name', 'one controller name resolves to different addresses on different nodes',
@@ -227,9 +245,62 @@ def operator_controllers(node_facts, node_names=None):
     if problems:
         raise IpuK8sError('the IPU nodes resolved V-IPU controllers the IPU Operator cannot use: %s'
                           % '; '.join(problems))
-    value = ','.join('%s:%d:%s' % (c['host'], c['port'], c['label']) for c in controllers)
-    return {
-        'controllers': [dict((k, c[k]) for k in ('name', 'host', 'port', 'label')) for c in controllers],
-        'value': value,
-        'nodes': nodes,
+    return controllers
+
+
+def site_model(nodes, network_name='', ipam=None, block_size=0):
+    """The site, from what the IPU nodes reported -> {'pods', 'rdma_network', 'operator', 'warnings'}.
+
+    nodes: {IPU node: {'vipu_server': fact, 'rdma_network': fact, 'node_name': Kubernetes
+    node name}} in inventory order. The nodes are grouped once, by the V-IPU controller their
+    vipu_server fact chose: one IPU-POD each, in order of first use.
+    - operator: what the IPU Operator gets: value (its global.vipuControllers,
+      "host:port:key=value,..."), controllers [{name, host, port, label}], nodes [{host,
+      node, controller, label_key, label_value}] (the labels).
+    - pods (only with ipam, 'whereabouts' or 'nv-ipam'): [{name, label, vipu_host,
+      vipu_port, hosts, node_names, pool, rdma_network}]: the POD's nodes agree as
+      agree_rdma_networks says (its refusal unchanged for one POD), PODs may differ; pool is
+      the NVIDIA IPAM IPPool name (network_name for one POD, network_name-<pod> for several).
+    - rdma_network: the one POD's network (one MacvlanNetwork), None for several PODs.
+    - ipam: the IPAM the pools and CNI files use (None without).
+    """
+    nodes = nodes or {}
+    controllers = _group_by_controller(dict((h, (n or {}).get('vipu_server')) for h, n in nodes.items()))
+    names = dict((h, (n or {}).get('node_name') or h) for h, n in nodes.items())
+    labels = [{'host': h, 'node': names[h], 'controller': c['name'], 'label_key': c['label'].split('=')[0],
+               'label_value': c['label'].split('=')[1]} for c in controllers for h in c['hosts']]
+    model = {
+        'operator': {
+            'controllers': [dict((k, c[k]) for k in ('name', 'host', 'port', 'label')) for c in controllers],
+            'value': ','.join('%s:%d:%s' % (c['host'], c['port'], c['label']) for c in controllers),
+            'nodes': sorted(labels, key=lambda n: list(nodes).index(n['host'])),
+        },
+        'pods': None, 'rdma_network': None, 'ipam': ipam, 'warnings': [],
     }
+    if ipam is None:
+        return model
+    missing = [h for h, n in nodes.items() if not (n or {}).get('rdma_network')]
+    if missing:
+        raise IpuK8sError('no rdma_network facts for: %s. Run the facts play first (playbooks/rdma_network.yml '
+                          'without --tags rdma_network_apply, or --tags rdma_network_facts)' % ', '.join(missing))
+    pods, problems = [], []
+    for c in controllers:
+        networks = dict((h, nodes[h]['rdma_network']) for h in c['hosts'])
+        try:
+            network, found = agree_rdma_networks(networks, ipam, block_size)
+        except IpuK8sError as e:
+            if len(controllers) == 1:
+                raise
+            problems.append("V-IPU controller '%s' (IPU-POD of %s): %s" % (c['name'], ', '.join(sorted(c['hosts'])), e))
+            continue
+        model['warnings'] += found if len(controllers) == 1 else ["V-IPU controller '%s': %s" % (c['name'], w)
+                                                                  for w in found]
+        pods.append({'name': c['name'], 'label': c['label'], 'vipu_host': c['host'], 'vipu_port': c['port'],
+                     'hosts': c['hosts'], 'node_names': [names[h] for h in c['hosts']],
+                     'pool': network_name if len(controllers) == 1 else pod_object_name(network_name, c['name']),
+                     'rdma_network': network})
+    if problems:
+        raise IpuK8sError('; '.join(problems))
+    model['pods'] = pods
+    model['rdma_network'] = pods[0]['rdma_network'] if len(pods) == 1 else None
+    return model

@@ -9,7 +9,7 @@ that POD's node label, so the pod lands where that controller's IPUs are reachab
 IPUJob of section 8.3 is not pinned: the IPU Operator picks the POD (its vipuControllers
 entries carry the labels) and the one network name works on every POD's nodes.
 
-Pure Python, standard library only; used through filter_plugins/ipu_k8s_workloads.py.
+Pure Python, standard library only; used through filter_plugins/ipu_k8s_site.py.
 """
 
 import copy

@@ -1,5 +1,5 @@
-"""rdma_network_facts on several IPU nodes (one network namespace each), then
-rdma_network_consensus on a control-plane host over their facts, in one ansible-playbook
+"""rdma_network_facts on several IPU nodes (one network namespace each), then the site model
+(filter ipu_k8s_site_model) on a control-plane host over their facts, in one ansible-playbook
 run: agreement with different MTUs, and refusal when an interface name differs."""
 
 import stat
@@ -53,18 +53,18 @@ def test_each_node_derived_its_own_network(consensus_run):
 
 
 def test_agreeing_nodes_give_one_network_with_the_smallest_mtu(consensus_run):
-    result = consensus_run.result('Run rdma_network_consensus', 'cp-agree')
+    result = consensus_run.result("Build the site model from the nodes' facts", 'cp-agree')
     assert not result.get('failed'), result.get('msg')
-    assert result['rdma_network'] == {'interface': 'rdma0', 'cidr': '10.247.208.0/23', 'prefix': 23, 'mtu': 4200,
+    assert result['ansible_facts']['site']['rdma_network'] == {'interface': 'rdma0', 'cidr': '10.247.208.0/23', 'prefix': 23, 'mtu': 4200,
                                       'excludes': ['10.247.208.0/25'], 'vipu_addresses': ['10.247.208.5']}
 
 
 def test_mtu_difference_is_warned_about(consensus_run):
-    warnings = consensus_run.result('Run rdma_network_consensus', 'cp-agree').get('warnings', [])
-    assert any('MTUs differ (4200 on node-b; 9000 on node-a)' in str(w) for w in warnings), warnings
+    assert "RDMA interface MTUs differ (4200 on node-b; 9000 on node-a): the MacvlanNetwork uses the smallest, 4200" \
+        in ' '.join(consensus_run.stdout.split())
 
 
 def test_nodes_with_different_interface_names_are_refused_naming_them(consensus_run):
-    result = consensus_run.result('Run rdma_network_consensus', 'cp-disagree')
+    result = consensus_run.result("Build the site model from the nodes' facts", 'cp-disagree')
     assert result.get('failed')
     assert 'the RDMA interface differs: ens2f0 on node-c; rdma0 on node-a' in result['msg']

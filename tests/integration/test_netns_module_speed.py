@@ -32,9 +32,6 @@ sys.stderr.write('MODULE-SECONDS %.4f\n' % (time.perf_counter() - start))
 CASES = {
     'rdma_network_facts': {'address': '10.247.208.5:8090'},
     'vipu_server': {},
-    'rdma_network_consensus': {'networks': {
-        'node-%d' % i: {'interface': 'rdma0', 'cidr': '10.247.208.0/23', 'mtu': 9000,
-                        'excludes': ['10.247.208.0/25'], 'vipu_address': '10.247.208.5'} for i in range(64)}},
 }
 
 

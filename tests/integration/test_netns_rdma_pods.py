@@ -141,7 +141,7 @@ def test_each_node_has_its_own_pods_cni_file(two_pods):
 
 def test_the_files_are_written_once_then_left_alone_in_check_mode_too(two_pods):
     run, _own, _confdir = two_pods
-    first = play_changes(run, "The role's consensus per IPU-POD and the per-node CNI files")
+    first = play_changes(run, "The role's site model and the per-node CNI files")
     again = play_changes(run, 'Again, nothing left to change')
     check = play_changes(run, 'In check mode, nothing to change either')
     written = [name for name, changed in first.items() if name.startswith('rdma_network : Write the CNI configuration') and changed]
@@ -152,7 +152,7 @@ def test_the_files_are_written_once_then_left_alone_in_check_mode_too(two_pods):
 
 def test_a_node_disagreeing_with_its_pod_is_refused_before_anything_is_written(disagreeing):
     run, own, confdir = disagreeing
-    result = run.result('rdma_network : Check that the IPU nodes of each IPU-POD agree on interface and subnet', 'cp')
+    result = run.result("ipu_k8s : Build the site model from the IPU nodes' facts", 'cp')
     assert result.get('failed')
     assert ("V-IPU controller 'pod001' (IPU-POD of node-a, node-x)" in result['msg']
             and 'the RDMA interface differs: ens1f0np0 on node-a; ens2f0 on node-x' in result['msg']), result['msg']

@@ -4,7 +4,7 @@ rdma_network facts entry point), and the IPU Operator's global.vipuControllers c
 very address the node resolved; preflight refuses a bad list from the inventory alone,
 changing nothing."""
 
-from netns_lab import ROOT, local_host, run_playbook
+from netns_lab import LAB_HOSTS, ROOT, local_host, run_playbook
 
 CONTROLLERS = [
     {'name': 'pod001', 'host': 'vipu-ctrl.pod.test', 'label': 'vipu-ctrl=pod001'},
@@ -59,3 +59,47 @@ def test_preflight_refuses_bad_controllers_from_the_inventory_alone(lab, tmp_pat
                      "the same host and port '10.247.208.9:8090': list each V-IPU controller once"):
         assert expected in result['msg'], result['msg']
     assert run.stats['poplar-01']['changed'] == 0
+
+
+def pod2_node(netns_factory):
+    """A node of pod002 only: its RDMA NIC is in pod002's subnet, and pod001's address is
+    reached through the management gateway."""
+    node = netns_factory('pod2')
+    node.ip('link add rdma1 mtu 9000 type veth peer name peer1 mtu 9000', 'addr add 10.5.212.20/22 dev rdma1',
+            'link set rdma1 up', 'link set peer1 up',
+            'link add mgmt0 type veth peer name peer2', 'addr add 10.200.0.2/24 dev mgmt0',
+            'link set mgmt0 up', 'link set peer2 up', 'route add default via 10.200.0.1 dev mgmt0')
+    node.isolate_name_lookups(LAB_HOSTS)
+    return node
+
+
+def test_preflight_refuses_a_second_pod_node_that_names_no_controller(netns_factory, tmp_path):
+    # With no ipu_k8s_vipu_controller it would take pod001, the first entry.
+    node = pod2_node(netns_factory)
+    inv = inventory(CONTROLLERS, {'poplar-02': ''})
+    inv['all']['hosts']['poplar-02']['preflight_require_rdma_device'] = False
+    run = run_playbook(node, ROOT / 'playbooks' / 'preflight.yml', inv, tmp_path,
+                       env={'ANSIBLE_SKIP_TAGS': 'preflight_os'})
+    result = run.result('rdma_network : Read the V-IPU controller address', 'poplar-02')
+    assert result.get('failed'), result
+    assert result['msg'] == (
+        "ipu_k8s_vipu_controller is empty, so this node takes the first entry of ipu_k8s_vipu_controllers, pod001 "
+        "(vipu-ctrl.pod.test), which it does not reach on a connected subnet, while pod002 (vipu-pod2.test) is on its own "
+        "subnet: set ipu_k8s_vipu_controller: pod002 for this host (host_vars, or the group_vars of its IPU-POD)")
+    assert run.stats['poplar-02']['changed'] == 0
+
+
+def test_a_second_pod_node_that_names_its_controller_passes(netns_factory, tmp_path):
+    node = pod2_node(netns_factory)
+    run = run_playbook(node, 'vipu_controllers.yml', inventory(CONTROLLERS, {'poplar-02': 'pod002'}), tmp_path)
+    fact = run.result('rdma_network : Read the V-IPU controller address', 'poplar-02')['vipu_server']
+    assert (fact['name'], fact['address']) == ('pod002', '10.5.212.116:8091')
+
+
+def test_the_node_modules_run_once_per_run(lab, tmp_path):
+    run = run_playbook(lab, 'facts_twice.yml', inventory(CONTROLLERS, {'poplar-01': 'pod001'}), tmp_path,
+                       env={'ANSIBLE_SKIP_TAGS': 'rdma_network_apply'})
+    assert run.stats['poplar-01']['failures'] == 0, run.stdout[-3000:]
+    for task in ('rdma_network : Read the V-IPU controller address',
+                 'rdma_network : Derive the RDMA interface, subnet, MTU and excluded range'):
+        assert run.run.ran(task) == ['poplar-01'], task

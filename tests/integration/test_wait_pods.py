@@ -286,9 +286,9 @@ def test_macvlan_network_wait_gives_its_state_and_the_network_operator_pods_that
                     'status': {'state': 'notReady', 'reason': 'NetworkAttachmentDefinition not created'}},
                    pod('network-operator-7c9f6b7d6-abcde', 'network-operator', NETWORK_OPERATOR),
                    initialising]
-    # One IPU-POD (what the consensus before the wait found): the network is a MacvlanNetwork.
+    # One IPU-POD (what the site model before the wait holds): the network is a MacvlanNetwork.
     msg = failure_message(run(tmp_path, api, 'rdma_network', 'wait', rdma_network_wait_timeout=5,
-                              __rdma_network_pods=[{'name': 'pod001'}]))
+                              ipu_k8s_site={'pods': [{'name': 'pod001'}]}))
     assert 'MacvlanNetwork rdma-net was not ready after 5s: state "notReady", reason "NetworkAttachmentDefinition not created"' in msg
     assert 'The Network Operator pods in namespace network-operator: 1 of 2 pod(s) Ready; not Ready:' in msg
     assert ('- network-operator/kube-multus-ds-5jz7c init container install-multus-binary: '

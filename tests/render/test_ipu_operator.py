@@ -95,9 +95,9 @@ def _run(tmp_path: Path, entry_points: list[str], extra_vars: dict, host_vars: d
             ]
             + [
                 {
-                    "name": "Work out the operator's controllers from the nodes' facts (tasks/plan.yml's filter)",
+                    "name": "Work out the operator's part of the site model from the nodes' facts (as tasks/plan.yml)",
                     "ansible.builtin.set_fact": {
-                        "test_plan": "{{ hostvars | ipu_k8s_vipu_operator(groups['ipu_nodes'] | default([])) }}"},
+                        "test_plan": "{{ (hostvars | ipu_k8s_site_model(groups['ipu_nodes'] | default([]))).operator }}"},
                     "when": "test_plan_wanted | default(false)",
                 },
                 {
@@ -192,7 +192,7 @@ def _plan(tmp_path: Path, facts: dict, host_vars: dict | None = None, ipu_nodes=
 
 def _values(plan: dict, **overrides) -> dict:
     """The values template rendered directly, as tasks/chart.yml renders it."""
-    variables = {"__ipu_operator_plan": plan, "ansible_managed": "managed by ipu-k8s"}
+    variables = {"ipu_k8s_site": {"operator": plan}, "ansible_managed": "managed by ipu-k8s"}
     variables.update(overrides)
     return render_role_yaml("ipu_operator", "ipu_operator_values.yaml.j2", variables)
 

@@ -13,6 +13,7 @@ import sys
 
 import pytest
 import yaml
+from ansible.errors import AnsibleError
 
 from ipu_k8s_render import (ROLES, ROOT, SCHEMAS, load_role_yaml, render_role_yaml, role_expression,
                             validate_custom_resource)
@@ -64,7 +65,7 @@ def agreed(networks, ipam='whereabouts', block_size=0):
 
 
 def render_macvlan(agreed_network, chart_version='25.4.0', **overrides):
-    overrides['__rdma_network_agreed'] = agreed_network
+    overrides['ipu_k8s_site'] = {'rdma_network': agreed_network}
     overrides['__network_operator_ipam'] = ROWS[chart_version]['ipam']
     return render_role_yaml('rdma_network', 'macvlannetwork.yaml.j2', overrides)
 
@@ -167,45 +168,38 @@ def test_an_mtu_the_crd_forbids_fails_validation():
 
 # --- control-plane logic around the manifest (consensus.yml), with the role's variables ------
 
-def consensus_task(name):
-    tasks = load_role_yaml('rdma_network', 'tasks/consensus.yml')
-    return next(t for t in tasks if t['name'] == name)
+VIPU = {'host': '10.247.208.5', 'port': 8090, 'name': 'pod001', 'label': 'ipunode=true'}
+
+
+def site_model(hostvars, ipu_nodes):
+    """What the role's site entry point makes of these nodes' facts (the expressions it runs)."""
+    task = next(t for t in load_role_yaml('rdma_network', 'tasks/site.yml') if t.get('ansible.builtin.import_role', {}).get('name') == 'ipu_k8s')
+    variables = {'groups': {'ipu_nodes': ipu_nodes}, 'hostvars': hostvars, '__network_operator_ipam': 'whereabouts'}
+    variables.update((k, role_expression('rdma_network', v, variables)) for k, v in task['vars'].items())
+    model = next(t for t in load_role_yaml('ipu_k8s', 'tasks/site.yml'))['ansible.builtin.set_fact']['ipu_k8s_site']
+    return role_expression('ipu_k8s', model, variables)
 
 
 def test_missing_facts_are_named_before_the_cluster_is_touched():
-    task = consensus_task('Check that every IPU node derived its RDMA network')
-    variables = {
-        'groups': {'ipu_nodes': ['poplar-01', 'poplar-02', 'poplar-03']},
-        'hostvars': {'poplar-01': {'rdma_network': ONE_NODE['poplar-01']}, 'poplar-02': {}, 'poplar-03': {}},
-    }
-    variables.update(task['vars'])
-    assert role_expression('rdma_network', '{{ __rdma_network_missing }}', variables) == ['poplar-02', 'poplar-03']
-    message = ' '.join(role_expression('rdma_network', task['ansible.builtin.assert']['fail_msg'], variables).split())
-    assert 'No rdma_network facts for: poplar-02, poplar-03' in message
+    hostvars = {'poplar-01': {'rdma_network': ONE_NODE['poplar-01'], 'vipu_server': VIPU},
+                'poplar-02': {'vipu_server': VIPU}, 'poplar-03': {'vipu_server': VIPU}}
+    with pytest.raises(AnsibleError, match=r'no rdma_network facts for: poplar-02, poplar-03\. Run the facts play'):
+        site_model(hostvars, ['poplar-01', 'poplar-02', 'poplar-03'])
 
 
 def test_empty_ipu_nodes_group_is_explained():
-    task = consensus_task('Check that every IPU node derived its RDMA network')
-    variables = {'groups': {'ipu_nodes': []}, 'hostvars': {}}
-    variables.update(task['vars'])
-    message = ' '.join(role_expression('rdma_network', task['ansible.builtin.assert']['fail_msg'], variables).split())
-    assert message.startswith('The inventory group ipu_nodes is empty')
+    with pytest.raises(AnsibleError, match='the ipu_nodes inventory group is empty'):
+        site_model({}, [])
 
 
-def test_consensus_gets_every_ipu_node_keyed_by_inventory_name():
-    task = consensus_task('Check that the IPU nodes of each IPU-POD agree on interface and subnet')
-    variables = {'groups': {'ipu_nodes': sorted(THREE_NODES)},
-                 'hostvars': dict((h, {'rdma_network': n, 'other': 1}) for h, n in THREE_NODES.items())}
-    networks = role_expression('rdma_network', task['rdma_network_consensus']['networks'], variables)
-    assert networks == THREE_NODES
-    # Without vipu_server facts every node maps to {}: one group, as before IPU-PODs.
-    controllers = role_expression('rdma_network', task['rdma_network_consensus']['controllers'], variables)
-    assert controllers == dict((h, {}) for h in THREE_NODES)
-    pods = {'poplar-01': {'name': 'pod001'}, 'poplar-02': {'name': 'pod002'}}
-    for host, fact in pods.items():
-        variables['hostvars'][host]['vipu_server'] = fact
-    controllers = role_expression('rdma_network', task['rdma_network_consensus']['controllers'], variables)
-    assert dict((h, c) for h, c in controllers.items() if c) == pods
+def test_the_site_model_gets_every_ipu_node_keyed_by_inventory_name():
+    hostvars = dict((h, {'rdma_network': n, 'vipu_server': VIPU, 'other': 1}) for h, n in THREE_NODES.items())
+    hostvars['poplar-02']['ipu_k8s_node_name'] = 'node-2'
+    model = site_model(hostvars, sorted(THREE_NODES))
+    assert model['pods'][0]['hosts'] == sorted(THREE_NODES)
+    # The IPPool's nodeSelector names Kubernetes nodes: ipu_k8s_node_name where a host sets it.
+    assert model['pods'][0]['node_names'] == ['poplar-01', 'node-2', 'poplar-03']
+    assert model['rdma_network'] == agreed(THREE_NODES)
 
 
 def test_nodes_on_different_subnets_are_refused_by_name():
@@ -341,8 +335,4 @@ def test_apply_renders_the_ippool_only_for_nv_ipam_rows():
     task = next(t for t in load_role_yaml('rdma_network', 'tasks/apply.yml')
                 if t['name'].startswith('Apply the NVIDIA IPAM pool'))
     assert task['when'] == "__network_operator_ipam == 'nv-ipam'"
-    assert task['loop'] == '{{ __rdma_network_pods }}'
-    names = role_expression('rdma_network', task['vars']['__rdma_network_pool']['node_names'], {
-        'item': {'hosts': ['poplar-01', 'poplar-02']},
-        'hostvars': {'poplar-01': {}, 'poplar-02': {'ipu_k8s_node_name': 'node-2'}}})
-    assert names == ['poplar-01', 'node-2']
+    assert task['loop'] == '{{ ipu_k8s_site.pods }}'

@@ -56,17 +56,17 @@ def site(tmp_path):
     (tmp_path / 'agree.yml').write_text(textwrap.dedent('''\
         - name: The real facts play
           ansible.builtin.import_playbook: %s/playbooks/rdma_network.yml
-        - name: The role's consensus step, without a cluster to apply to
+        - name: The role's site model, without a cluster to apply to
           hosts: control_plane[0]
           gather_facts: false
           tasks:
-            - name: Agree
+            - name: Build the site model
               ansible.builtin.include_role:
                 name: rdma_network
-                tasks_from: consensus
+                tasks_from: site
             - name: Keep the result for the test
               ansible.builtin.copy:
-                content: "{{ __rdma_network_agreed | to_json }}"
+                content: "{{ ipu_k8s_site.rdma_network | to_json }}"
                 dest: %s/agreed.json
                 mode: "0644"
         ''' % (ROOT, tmp_path)))

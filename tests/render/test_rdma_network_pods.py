@@ -12,7 +12,6 @@ per node, written once, in its own confDir) and the API tier's test_rdma_pods.py
 test_layers.py (one POD applies the MacvlanNetwork; several apply the NAD without config)."""
 
 import ipaddress
-import sys
 import json
 from pathlib import Path
 
@@ -21,8 +20,9 @@ import yaml
 
 from ipu_k8s_render import (ROOT, SCHEMAS, load_role_yaml, render_role_template, render_role_yaml, role_expression,
                             validate_custom_resource)
-from test_rdma_network import (CHART_VERSIONS, ROWS, THREE_NODES, addresses, allocate, crd, ipu_k8s_rdma,
-                               node_facts, pool_addresses)
+from test_rdma_network import (CHART_VERSIONS, ROWS, THREE_NODES, addresses, allocate, crd, node_facts,
+                               pool_addresses)
+from ipu_k8s_vipu_controllers import site_model  # noqa: E402  (module_utils, on sys.path through test_rdma_network)
 
 GOLDEN = Path(__file__).resolve().parent / 'golden' / 'rdma_network'
 NAD_CRD = SCHEMAS / 'multus' / 'network-attachment-definitions.k8s.cni.cncf.io.yaml'
@@ -46,9 +46,12 @@ TWO_CONTROLLERS = {'poplar-01': controller('pod001', '10.247.208.5'), 'poplar-02
                    'poplar-11': controller('pod002', '10.5.212.116', 8091)}
 
 
-def pods(networks, controllers, ipam):
-    result, _warnings = ipu_k8s_rdma.agree_rdma_networks_by_pod(networks, controllers, ipam, 0, 'rdma-net')
-    return result
+def pods(networks, controllers, ipam, node_names=None):
+    """The site model's pods. No controllers: each node's fact as the V-IPU CLI gives it."""
+    found = dict((h, {'host': str(n['vipu_address']), 'port': 8090, 'label': 'ipunode=true'}) for h, n in networks.items())
+    nodes = dict((h, {'rdma_network': n, 'vipu_server': (controllers or found)[h], 'node_name': (node_names or {}).get(h)})
+                 for h, n in networks.items())
+    return site_model(nodes, 'rdma-net', ipam)['pods']
 
 
 def apply_task(name):
@@ -56,12 +59,12 @@ def apply_task(name):
     return next(t for t in tasks if t['name'].startswith(name))
 
 
-def ippools_as_applied(pod_list, hostvars=None):
+def ippools_as_applied(pod_list):
     """The IPPools apply.yml renders: its loop over the pods, with the task's own vars."""
     task = apply_task('Apply the NVIDIA IPAM pool')
     rendered = []
     for item in pod_list:
-        variables = {'item': item, 'hostvars': hostvars or dict((h, {}) for h in item['hosts'])}
+        variables = {'item': item}
         pool = dict((k, role_expression('rdma_network', v, variables))
                     for k, v in task['vars']['__rdma_network_pool'].items())
         rendered.append(render_role_template('rdma_network', 'ippool.yaml.j2', {'__rdma_network_pool': pool}))
@@ -70,7 +73,7 @@ def ippools_as_applied(pod_list, hostvars=None):
 
 def node_file(pod, ipam):
     text = render_role_template('rdma_network', 'multus_cni.conf.j2',
-                                {'__rdma_network_node_pod': pod, '__rdma_network_ipam': ipam})
+                                {'__rdma_network_node_pod': pod, 'ipu_k8s_site': {'ipam': ipam}})
     return json.loads(text)
 
 
@@ -83,7 +86,7 @@ def test_one_pod_renders_byte_for_byte_what_it_rendered_before(ipam, controllers
     one = pods(THREE_NODES, controllers, ipam)
     assert len(one) == 1
     macvlan = render_role_template('rdma_network', 'macvlannetwork.yaml.j2', {
-        '__rdma_network_agreed': one[0]['rdma_network'], '__network_operator_ipam': ipam})
+        'ipu_k8s_site': {'rdma_network': one[0]['rdma_network']}, '__network_operator_ipam': ipam})
     assert macvlan == (GOLDEN / ('macvlannetwork-%s.yaml.golden' % ipam)).read_text()
     if ipam == 'nv-ipam':
         assert ippools_as_applied(one) == [(GOLDEN / 'ippool-nv-ipam.yaml.golden').read_text()]
@@ -94,7 +97,7 @@ def test_the_node_file_of_one_pod_is_the_macvlan_networks_configuration(ipam):
     """The per-node file carries what the Network Operator puts in the MacvlanNetwork's NAD."""
     one = pods(THREE_NODES, {}, ipam)[0]
     macvlan = render_role_yaml('rdma_network', 'macvlannetwork.yaml.j2', {
-        '__rdma_network_agreed': one['rdma_network'], '__network_operator_ipam': ipam})
+        'ipu_k8s_site': {'rdma_network': one['rdma_network']}, '__network_operator_ipam': ipam})
     config = node_file(one, ipam)
     assert config['name'] == macvlan['metadata']['name'] and config['type'] == 'macvlan'
     assert (config['master'], config['mode'], config['mtu']) == (
@@ -130,9 +133,8 @@ def test_each_node_gets_its_own_pods_interface_mtu_and_range(ipam):
 
 @pytest.mark.parametrize('chart_version', [v for v in CHART_VERSIONS if ROWS[v]['ipam'] == 'nv-ipam'])
 def test_each_pod_gets_an_ippool_for_its_own_nodes(chart_version):
-    two = pods(TWO_PODS, TWO_CONTROLLERS, 'nv-ipam')
-    hostvars = {'poplar-01': {}, 'poplar-02': {'ipu_k8s_node_name': 'node-2'}, 'poplar-11': {}}
-    ippools = [yaml.safe_load(text) for text in ippools_as_applied(two, hostvars)]
+    two = pods(TWO_PODS, TWO_CONTROLLERS, 'nv-ipam', {'poplar-02': 'node-2'})
+    ippools = [yaml.safe_load(text) for text in ippools_as_applied(two)]
     for pool, pod in zip(ippools, two):
         validate_custom_resource(pool, crd(chart_version, 'ippools'))
         assert pool['metadata']['name'] == pod['pool']
@@ -170,9 +172,7 @@ def test_the_node_file_is_where_and_how_multus_looks_it_up():
 def test_the_ipu_operator_and_the_network_agree_on_which_node_is_in_which_pod():
     """The IPU Operator's vipuControllers (each POD once) and node labels come from the same
     vipu_server facts the network is grouped by."""
-    sys.path.insert(0, str(ROOT / 'module_utils'))
-    import ipu_k8s_vipu_controllers
-    plan = ipu_k8s_vipu_controllers.operator_controllers(TWO_CONTROLLERS)
+    plan = site_model(dict((h, {'vipu_server': c}) for h, c in TWO_CONTROLLERS.items()))['operator']
     assert plan['value'] == '10.247.208.5:8090:vipu-ctrl=pod001,10.5.212.116:8091:vipu-ctrl=pod002'
     two = pods(TWO_PODS, TWO_CONTROLLERS, 'whereabouts')
     labelled = dict((n['host'], '%s=%s' % (n['label_key'], n['label_value'])) for n in plan['nodes'])

@@ -39,8 +39,8 @@ def task(name):
 
 def examples(node_facts, **overrides):
     """{path: text} as tasks/examples.yml writes them."""
-    plan = ipu_k8s_vipu_controllers.operator_controllers(node_facts)
-    variables = dict(overrides, __ipu_operator_plan=plan)
+    plan = ipu_k8s_vipu_controllers.site_model(dict((h, {'vipu_server': f}) for h, f in node_facts.items()))['operator']
+    variables = dict(overrides, ipu_k8s_site={'operator': plan})
     # tasks/smoke_manifest.yml's fact, which examples.yml includes first.
     variables['ipu_operator_smoke_ipujob'] = render_role_yaml('ipu_operator', 'ipujob_mnist.yaml.j2', overrides)
     built = role_expression('ipu_operator', task('Build the workload examples')['ansible.builtin.set_fact']

@@ -9,7 +9,7 @@ from ansible.module_utils.testing import patch_module_args
 
 from module_harness import load_library_module
 
-MODULES = ['vipu_server', 'rdma_network_facts', 'rdma_network_consensus']
+MODULES = ['vipu_server', 'rdma_network_facts']
 
 
 class SpecSeen(Exception):
@@ -71,8 +71,6 @@ RETURNED = {
     'vipu_server': ('vipu_server', {'host', 'port', 'address', 'version', 'source', 'name', 'label'}),
     'rdma_network_facts': ('rdma_network', {'interface', 'cidr', 'prefix', 'node_address', 'mtu', 'excludes',
                                             'excludes_added', 'vipu_address'}),
-    'rdma_network_consensus': ('rdma_network', {'interface', 'cidr', 'prefix', 'mtu', 'excludes', 'vipu_addresses',
-                                                 'nv_ipam'}),
 }
 
 

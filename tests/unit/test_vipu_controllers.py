@@ -11,8 +11,9 @@ from ipu_k8s_vipu_controllers import (
     choose_controller,
     inventory_problems,
     label_problem,
-    operator_controllers,
     parse_controllers,
+    site_model,
+    unchosen_controller_problem,
 )
 
 LABEL = 'ipunode=true'
@@ -143,6 +144,33 @@ def test_unknown_choice_is_refused_naming_the_names():
         choose_controller(ENTRIES, 'pod009')
 
 
+TWO_PODS = [{'name': 'pod001', 'host': '10.247.208.5', 'label': 'vipu-ctrl=pod001'},
+            {'name': 'pod002', 'host': '10.5.212.116', 'label': 'vipu-ctrl=pod002'}]
+
+
+def test_a_second_pod_node_without_a_choice_is_told_to_name_its_controller():
+    assert unchosen_controller_problem(parse(TWO_PODS), '', {'pod001': False, 'pod002': True}) == (
+        "ipu_k8s_vipu_controller is empty, so this node takes the first entry of ipu_k8s_vipu_controllers, "
+        "pod001 (10.247.208.5), which it does not reach on a connected subnet, while pod002 (10.5.212.116) is on "
+        "its own subnet: set ipu_k8s_vipu_controller: pod002 for this host (host_vars, or the group_vars of its "
+        "IPU-POD)")
+
+
+@pytest.mark.parametrize('choice, connected', [
+    ('', {'pod001': True, 'pod002': True}),     # the first is reached: the default is right
+    ('', {'pod001': False, 'pod002': False}),   # no listed controller on a subnet: the derivation says why
+    ('pod002', {'pod001': False, 'pod002': True}),
+    ('pod001', {'pod001': False, 'pod002': True}),  # an explicit choice is the operator's word
+    ('', {}),
+])
+def test_a_chosen_or_reachable_first_controller_is_accepted(choice, connected):
+    assert unchosen_controller_problem(parse(TWO_PODS), choice, connected) is None
+
+
+def test_one_controller_needs_no_choice():
+    assert unchosen_controller_problem(parse(TWO_PODS[:1]), '', {'pod001': False}) is None
+
+
 def test_inventory_problems_name_each_host_with_a_bad_choice():
     problems = inventory_problems(ENTRIES, {'w1': 'pod001', 'w2': 'pod009', 'w3': ''}, 8090, LABEL)
     assert len(problems) == 1 and problems[0].startswith("w2: ipu_k8s_vipu_controller 'pod009' names no entry")
@@ -159,7 +187,12 @@ def test_inventory_problems_are_empty_for_a_good_inventory():
     assert inventory_problems([], {'w1': ''}, 8090, LABEL) == []
 
 
-# --- what the operator gets -------------------------------------------------------------------
+# --- what the operator gets: the site model's operator part -----------------------------------
+
+def operator_controllers(facts, names=None):
+    nodes = dict((h, {'vipu_server': f, 'node_name': (names or {}).get(h)}) for h, f in facts.items())
+    return site_model(nodes)['operator']
+
 
 def fact(host, name=None, label=LABEL, port=8090):
     return {'host': host, 'port': port, 'address': '%s:%d' % (host, port), 'version': None, 'source': 'inventory',
