@@ -79,3 +79,10 @@ def test_show_text_first_value_wins_and_values_keep_their_equals_signs():
 def test_first_loaded_is_empty_when_no_candidate_is_loaded():
     assert first_loaded([('k3s', {'LoadState': 'not-found'}), ('containerd', {})]) == ''
     assert first_loaded([('k3s', {'LoadState': 'not-found'}), ('a', props()), ('b', props())]) == 'a'
+
+
+def test_a_loaded_unit_without_an_active_state_is_named_with_a_question_mark():
+    properties = props()
+    del properties['ActiveState']
+    assert freshness('kubelet', properties, {}, NOW_REAL, NOW_MONO)['reasons'] == [
+        'kubelet is not running (ActiveState=?): it reads its configuration when it starts.']
