@@ -53,3 +53,11 @@ def test_refusals_word_for_word():
 
 def test_any_of_the_expected_keys_is_accepted():
     assert key_problem([K8S], [DOCKER, K8S.lower()], 'k8s.asc') is None
+
+
+def test_a_subkey_fingerprint_is_never_taken_for_a_primary_key_without_its_own():
+    # a primary record whose fpr record is missing, followed by a subkey and its fpr
+    assert primary_fingerprints('\n'.join(['pub:-:4096:1:A:1::::::scESA:', 'sub:-:4096:1:B:1::::::s:',
+                                           fpr(SUBKEY)])) == []
+    assert primary_fingerprints('\n'.join(['sec:u:255:22:A:1:::u:::scESC:', 'ssb:u:255:18:B:1::::::e:',
+                                           fpr(SUBKEY)])) == []
