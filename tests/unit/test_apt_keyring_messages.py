@@ -1,0 +1,42 @@
+"""library/apt_keyring.py's refusals word for word, with the real gpg and keys made here (the fixtures of test_apt_keyring.py)."""
+
+import pytest
+
+from module_harness import ModuleFail
+from test_apt_keyring import keys, needs_gpg, run  # noqa: F401  (keys is a fixture)
+
+
+@pytest.mark.parametrize('fingerprints', [[], ['0EBFCD88'], ['9DC858229FC7DD38854AE2D88D81803C0EBFCD88', 'x']])
+def test_a_fingerprint_setting_without_forty_hex_digits_is_refused_showing_it(monkeypatch, tmp_path, fingerprints):
+    src = tmp_path / 'k.asc'
+    src.write_text('x')
+    with pytest.raises(ModuleFail) as failed:
+        run(monkeypatch, {'src': str(src), 'dest': str(tmp_path / 'k.gpg'), 'fingerprints': fingerprints,
+                          'setting': 'docker_key_fingerprints'})
+    assert failed.value.result['msg'] == (
+        'docker_key_fingerprints must list 40-hex-digit key fingerprints (it is %s); use the value the repository '
+        'documents.' % fingerprints)
+
+
+def test_a_missing_download_is_refused_with_the_fix(monkeypatch, tmp_path):
+    with pytest.raises(ModuleFail) as failed:
+        run(monkeypatch, {'src': str(tmp_path / 'k.asc'), 'dest': str(tmp_path / 'k.gpg'),
+                          'fingerprints': ['9DC858229FC7DD38854AE2D88D81803C0EBFCD88']})
+    assert failed.value.result['msg'] == ('%s does not exist: download or copy the repository key there first.'
+                                          % (tmp_path / 'k.asc'))
+
+
+@needs_gpg
+def test_a_wrong_key_is_refused_word_for_word_with_what_gpg_found(monkeypatch, tmp_path, keys):  # noqa: F811
+    (armored, fingerprint), (_, other) = keys
+    src = tmp_path / 'k.asc'
+    src.write_text(armored)
+    with pytest.raises(ModuleFail) as failed:
+        run(monkeypatch, {'src': str(src), 'dest': str(tmp_path / 'k.gpg'), 'fingerprints': [other.lower()],
+                          'setting': 'kubernetes_packages_key_fingerprints'})
+    assert failed.value.result['msg'] == (
+        '%s holds key %s, not the expected %s. It was removed so the next run fetches it again. If the repository '
+        'rotated its key, set kubernetes_packages_key_fingerprints to the new fingerprint it publishes.'
+        % (src, fingerprint, other))
+    assert failed.value.result['fingerprints'] == [fingerprint]
+
