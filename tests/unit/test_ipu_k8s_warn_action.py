@@ -36,3 +36,15 @@ def test_check_mode_reports_the_warning_too():
 
 def test_a_value_that_is_not_text_is_reported_as_its_text():
     assert run({'msg': 42})['warnings'] == ['42']
+
+
+def test_the_task_variables_are_not_mistaken_for_the_retired_tmp_argument(monkeypatch):
+    # Ansible calls run(task_vars=...); ActionBase warns when its tmp argument is given
+    import ansible.plugins.action as action_base
+    shown = []
+    monkeypatch.setattr(action_base.display, 'warning', lambda message, *args, **kwargs: shown.append(message))
+    task = SimpleNamespace(args={'msg': 'x'}, async_val=0, check_mode=False, action='ipu_k8s_warn')
+    connection = SimpleNamespace(_shell=SimpleNamespace(tmpdir='/tmp/unused'))
+    action = warn.ActionModule(task, connection, play_context=mock.Mock(), loader=None, templar=None)
+    assert action.run(task_vars={'inventory_hostname': 'node-a'})['warnings'] == ['x']
+    assert shown == []
