@@ -41,3 +41,29 @@ def test_the_refusal_names_the_package_the_source_what_it_has_and_the_fix():
         'or point the source (kubernetes_packages_repo_url, kubernetes_packages_debs_local_path) at one that has '
         '1.34.99-1.1.')
     assert 'which has no kubelet at all.' in packages.version_problem('1.34.1-1.1', None, 'kubelet', '/srv/debs')
+
+
+def test_an_epoch_outranks_a_higher_version_without_one():
+    index = ''.join('Package: kubelet\nVersion: %s\n\n' % v for v in ('1:1.34.0-1.1', '1.35.0-1.1', '5'))
+    assert packages.index_versions(index, 'kubelet') == ['1.35.0-1.1', '5', '1:1.34.0-1.1']
+
+
+def test_only_the_first_colon_ends_the_epoch():
+    paths = ['kubelet_1%3a2.0:3-1_amd64.deb', 'kubelet_1.0-1_amd64.deb']
+    assert packages.deb_file_versions(paths, 'kubelet') == ['1.0-1', '1:2.0:3-1']
+
+
+def test_a_version_with_letters_is_kept_as_written():
+    assert packages.deb_file_versions(['kubeadm_1.34.0-rc.1_amd64.deb'], 'kubeadm') == ['1.34.0-rc.1']
+
+
+def test_fields_without_a_space_after_the_colon_are_read():
+    assert packages.index_versions('Package:kubeadm\nVersion:1:1.34.1-1.1\n', 'kubeadm') == ['1:1.34.1-1.1']
+
+
+def test_a_compressed_index_with_bytes_that_are_not_utf8_is_still_read():
+    import base64
+    import gzip
+    raw = b'Package: kubeadm\nDescription: \xff\xfe\nVersion: 1.34.1-1.1\n'
+    assert packages.index_versions(base64.b64encode(gzip.compress(raw)).decode(), 'kubeadm', gzip_base64=True) == [
+        '1.34.1-1.1']
