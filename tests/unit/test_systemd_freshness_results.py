@@ -86,3 +86,9 @@ def test_a_loaded_unit_without_an_active_state_is_named_with_a_question_mark():
     del properties['ActiveState']
     assert freshness('kubelet', properties, {}, NOW_REAL, NOW_MONO)['reasons'] == [
         'kubelet is not running (ActiveState=?): it reads its configuration when it starts.']
+
+
+def test_an_active_unit_that_reports_no_start_time_is_not_running():
+    properties = props()
+    del properties['ExecMainStartTimestampMonotonic']
+    assert freshness('kubelet', properties, {}, NOW_REAL, NOW_MONO)['running'] is False
