@@ -45,3 +45,15 @@ def test_a_nic_without_an_interface_says_none():
 
 def test_a_driver_selector_compares_as_text():
     assert plugin.rdma_plugin_selector_problem(dict(CONNECTX, driver='5'), 'n', None, None, [5]) == ''
+
+
+def test_a_nic_whose_vendor_reads_empty_says_none():
+    assert "which does not hold its vendor (none)" in plugin.rdma_plugin_selector_problem(
+        dict(CONNECTX, vendor=''), 'n', None, ['0x15b3'], None)
+
+
+def test_the_configuration_hash_is_the_same_for_its_text_and_its_parsed_value():
+    # sha256sum of the canonical text '{"a":"x","b":[1]}'
+    digest = '6c17667416e4e6be6ecc8334b4bf4c09e6763cb51e57a0fc3e2dfe72ec71fa81'
+    assert plugin.rdma_plugin_config_sha256({'b': [1], 'a': 'x'}) == digest
+    assert plugin.rdma_plugin_config_sha256('{ "b": [1],\n  "a": "x" }') == digest
