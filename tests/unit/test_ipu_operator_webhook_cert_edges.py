@@ -51,3 +51,50 @@ def test_days_left_are_whole_days_before_not_after(tmp_path):
     assert webhook.ipu_operator_webhook_cert(secret, now=just_before) == {
         'present': True, 'not_after': not_after.strftime('%Y-%m-%dT%H:%M:%SZ'), 'days_left': 2}
     assert webhook.ipu_operator_webhook_cert(secret, now=not_after + datetime.timedelta(seconds=1))['days_left'] == -1
+
+
+def _made(tmp_path, days=30):
+    key, cert = tmp_path / 'key.pem', tmp_path / 'cert.pem'
+    subprocess.run(['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', str(key), '-out', str(cert),
+                    '-days', str(days), '-subj', '/CN=ipu-operator'], check=True, capture_output=True)
+    return base64.b64encode(cert.read_bytes()).decode()
+
+
+def test_base64_with_stray_characters_is_refused_not_guessed(tmp_path):
+    encoded = _made(tmp_path)
+    with pytest.raises(AnsibleFilterError, match='^Secret s has no PEM certificate under data.cert'):
+        webhook.ipu_operator_webhook_cert([{'metadata': {'name': 's'}, 'data': {'cert': encoded[:8] + '*' + encoded[8:]}}])
+
+
+def test_without_cryptography_the_filter_says_what_to_install(monkeypatch):
+    monkeypatch.setattr(webhook, 'x509', None)
+    with pytest.raises(AnsibleFilterError) as refused:
+        webhook.ipu_operator_webhook_cert([{'metadata': {'name': 's'}, 'data': {'cert': 'eA=='}}])
+    assert str(refused.value) == ('reading the webhook certificate needs the Python package cryptography on the '
+                                  'Ansible controller (pip install cryptography)')
+
+
+def test_the_certificate_is_read_without_deprecated_calls(tmp_path):
+    import warnings
+    secret = [{'metadata': {'name': 's'}, 'data': {'cert': _made(tmp_path)}}]
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        assert webhook.ipu_operator_webhook_cert(secret)['present'] is True
+
+
+class _OldCertificate:
+    """What cryptography before 42 returns: not_valid_after naive (UTC), no not_valid_after_utc."""
+    not_valid_after = datetime.datetime(2027, 1, 15, 7, 43, 20)
+
+
+class _OldX509:
+    @staticmethod
+    def load_pem_x509_certificate(data):
+        return _OldCertificate()
+
+
+def test_an_older_cryptography_is_read_as_utc(monkeypatch):
+    monkeypatch.setattr(webhook, 'x509', _OldX509)
+    now = datetime.datetime(2027, 1, 5, 7, 43, 20, tzinfo=datetime.timezone.utc)
+    assert webhook.ipu_operator_webhook_cert([{'data': {'cert': 'eA=='}}], now=now) == {
+        'present': True, 'not_after': '2027-01-15T07:43:20Z', 'days_left': 10}
