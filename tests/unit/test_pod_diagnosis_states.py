@@ -130,3 +130,23 @@ def test_a_running_pod_whose_ready_condition_is_true_is_fine_and_counted():
 def test_too_few_pods_are_counted_against_what_is_expected():
     assert diagnosis.pods_diagnosis(None, 'x', expected=2) == 'x: 0 of 0 pod(s) Ready; not Ready:\n- 0 pod(s) found, 2 expected'
     assert diagnosis.pods_unready([pod(phase='Succeeded')], expected='1') == []
+
+
+@pytest.mark.parametrize('reason', ['ContainerCreating', 'PodInitializing'])
+def test_a_container_still_being_created_is_just_that_even_after_an_earlier_exit(reason):
+    assert lines(container({'waiting': {'reason': reason}}, last={'exitCode': 1})) == ['ns/p container c: ' + reason]
+
+
+def test_a_pod_without_a_name_is_a_question_mark():
+    nameless = {'metadata': {'namespace': 'ns'}, 'status': {'phase': 'Pending'}}
+    assert diagnosis.pods_unready([nameless]) == ['ns/?: Pending, no container status yet']
+
+
+def test_an_init_container_without_an_image_in_its_status_takes_the_one_of_its_spec():
+    given = pod(init=[{'name': 'setup', 'state': {'waiting': {'reason': 'ErrImagePull'}}}])
+    given['spec'] = {'initContainers': [{'name': 'setup', 'image': 'busybox:1.36'}], 'containers': []}
+    assert diagnosis.pods_unready([given]) == ['ns/p init container setup: ErrImagePull of image busybox:1.36']
+
+
+def test_a_container_status_is_judged_as_an_app_container_by_default():
+    assert diagnosis.container_problem({'ready': True, 'state': {'running': {}}}) is None
