@@ -113,3 +113,26 @@ def test_nothing_derived_and_nothing_applied_shows_question_marks():
 def test_a_pool_exclusion_without_ends_is_shown_with_question_marks():
     given = {'spec': {'subnet': '10.247.208.0/24', 'exclusions': [{'startIP': '10.247.208.0'}]}}
     assert 'exclude=10.247.208.0-? ' in check.rdma_network_comparison(RDMA, NV, given)['observed']
+
+
+def test_an_applied_exclude_written_with_host_bits_covers_its_network():
+    assert status(RDMA, whereabouts(exclude=['10.247.208.1/25'])) == 'PASS'
+
+
+def test_a_pool_exclusion_without_a_start_is_shown_with_a_question_mark():
+    given = {'spec': {'subnet': '10.247.208.0/24', 'exclusions': [{'endIP': '10.247.208.127'}]}}
+    assert 'exclude=?-10.247.208.127 ' in check.rdma_network_comparison(RDMA, NV, given)['observed']
+
+
+def test_an_ipam_without_a_type_is_named_as_empty():
+    assert check.rdma_network_comparison(RDMA, macvlan({'range': '10.247.208.0/24'}))['observed'] == (
+        "MacvlanNetwork IPAM type '' is neither whereabouts nor nv-ipam")
+
+
+def test_a_node_without_an_mtu_refuses_even_the_smallest_applied_one():
+    assert status(dict(RDMA, mtu=None), whereabouts(mtu=1)) == 'FAIL'
+
+
+def test_the_uncovered_excludes_follow_the_whole_observed_text():
+    assert check.rdma_network_comparison(RDMA, whereabouts(exclude=[]))['observed'] == (
+        'master=enp65s0f1 range=10.247.208.0/24 exclude= mtu=9000 (not excluded: 10.247.208.0/25)')
