@@ -39,3 +39,40 @@ def test_an_empty_unit_list_is_refused_with_an_example(run_module):
     with pytest.raises(ModuleFail) as failed:
         run_module('systemd_unit_freshness', {'name': []}, FakeCommands())
     assert failed.value.result['msg'] == 'name must list at least one unit, e.g. name: containerd'
+
+
+def show(load='loaded', active='active', started_us=1):
+    return (0, 'LoadState=%s\nActiveState=%s\nMainPID=7\nExecMainStartTimestampMonotonic=%d\nNeedDaemonReload=no\n'
+            % (load, active, started_us), '')
+
+
+def test_check_mode_answers_the_same_question(run_module):
+    result = run_module('systemd_unit_freshness', {'name': ['containerd'], '_ansible_check_mode': True},
+                        systemctl(show(load='not-found')))
+    assert result['reasons'] == ['containerd is not installed (LoadState=not-found): nothing to restart.']
+
+
+def test_the_unit_list_is_required(run_module):
+    with pytest.raises(ModuleFail, match='missing required arguments: name'):
+        run_module('systemd_unit_freshness', {}, systemctl(show()))
+
+
+def test_names_and_paths_are_read_as_text(run_module, tmp_path):
+    fake = FakeCommands({('show', '5.service', PROPERTIES): show()}, binaries={'systemctl': '/bin/systemctl'})
+    result = run_module('systemd_unit_freshness', {'name': [5], 'paths': [7]}, fake)
+    assert result['unit'] == '5' and result['newer_paths'] == []
+
+
+def test_a_node_without_systemctl_is_refused(run_module):
+    with pytest.raises(ModuleFail, match='Failed to find required executable "systemctl"'):
+        run_module('systemd_unit_freshness', {'name': ['containerd']}, FakeCommands())
+
+
+def test_a_missing_path_does_not_hide_the_paths_after_it(run_module, tmp_path):
+    config = tmp_path / 'config.toml'
+    config.write_text('version = 2\n')   # written now; the service started 1 microsecond after boot
+    result = run_module('systemd_unit_freshness', {'name': ['containerd'],
+                                                   'paths': [str(tmp_path / 'absent'), str(config)]},
+                        systemctl(show()))
+    assert result['newer_paths'] == [str(config)]
+    assert result['reasons'][0].startswith('containerd started at ')
