@@ -173,3 +173,23 @@ def test_pins_without_the_client_are_refused_naming_them(run_module, tmp_path):
     assert failed.value.result['msg'] == (
         'ipu_k8s_client_requirements PyYAML==6.0.3 six==1.17.0 pins no kubernetes==<version>: the kubernetes.core '
         'modules import that client; add it.')
+
+
+def test_pip_runs_with_its_defaults_from_pypi(venv_module):
+    assert venv_module.pip_command('/v/bin/python3', [('kubernetes', '33.1.0')]) == [
+        '/v/bin/python3', '-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '--timeout', '60',
+        'kubernetes==33.1.0']
+
+
+def test_a_requirements_file_lists_pins_without_hashes_bare(venv_module):
+    assert venv_module.requirements_text([('kubernetes', '33.1.0'), ('six', '1.17.0')], {'six': ['ab', 'cd']}) == (
+        'kubernetes==33.1.0\nsix==1.17.0 --hash=sha256:ab --hash=sha256:cd\n')
+
+
+def test_a_failing_package_listing_returns_what_the_python_said(run_module, venv_module, tmp_path):
+    path = existing(tmp_path)
+    fake = Commands({probe_key(venv_module): (3, 'partial\n', 'Traceback\n')})
+    with pytest.raises(ModuleFail) as failed:
+        run_module('k8s_client_venv', {'path': path, 'requirements': PINS}, fake)
+    assert (failed.value.result['rc'], failed.value.result['stdout'], failed.value.result['stderr']) == (
+        3, 'partial\n', 'Traceback\n')
