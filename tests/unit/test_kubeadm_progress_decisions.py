@@ -258,3 +258,20 @@ def test_module_join_before_kubelet_conf_asks_nothing(run_module):
     assert result == {'changed': False, 'action': 'join', 'missing': [],
                       'message': 'w1 has not joined: kubeadm join runs.', 'warnings': []}
     assert fake.calls == []
+
+
+def test_module_refuses_to_run_without_kubectl_when_it_must_ask_the_cluster(run_module):
+    with pytest.raises(ModuleFail, match='Failed to find required executable "kubectl"'):
+        run_module('kubeadm_progress', {'mode': 'join', 'host': 'w1', 'node_name': 'w1', 'kubelet_conf': True},
+                   FakeCommands())
+
+
+def test_module_join_needs_the_node_name(run_module):
+    with pytest.raises(ModuleFail, match='mode is join but all of the following are missing: node_name'):
+        run_module('kubeadm_progress', {'mode': 'join', 'host': 'w1'}, commands({}))
+
+
+def test_module_answers_in_check_mode(run_module):
+    result = run_module('kubeadm_progress', {'mode': 'join', 'host': 'w1', 'node_name': 'w1',
+                                             '_ansible_check_mode': True}, commands({}))
+    assert result['action'] == 'join'
