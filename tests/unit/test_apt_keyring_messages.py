@@ -41,3 +41,21 @@ def test_a_wrong_key_is_refused_word_for_word_with_what_gpg_found(monkeypatch, t
         % (src, fingerprint, other))
     assert failed.value.result['fingerprints'] == [fingerprint]
 
+
+
+@pytest.mark.parametrize('missing', ['src', 'dest', 'fingerprints'])
+def test_each_required_option_is_required(monkeypatch, tmp_path, missing):
+    args = {'src': str(tmp_path / 'k.asc'), 'dest': str(tmp_path / 'k.gpg'),
+            'fingerprints': ['9DC858229FC7DD38854AE2D88D81803C0EBFCD88']}
+    del args[missing]
+    with pytest.raises(ModuleFail, match='missing required arguments: %s' % missing):
+        run(monkeypatch, args)
+
+
+@needs_gpg
+def test_paths_under_the_home_directory_are_expanded(monkeypatch, tmp_path, keys):  # noqa: F811
+    armored, fingerprint = keys[0]
+    monkeypatch.setenv('HOME', str(tmp_path))
+    (tmp_path / 'k.asc').write_text(armored)
+    result = run(monkeypatch, {'src': '~/k.asc', 'dest': '~/k.gpg', 'fingerprints': [fingerprint]})
+    assert result['changed'] is True and (tmp_path / 'k.gpg').exists()
