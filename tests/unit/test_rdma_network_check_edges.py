@@ -136,3 +136,9 @@ def test_a_node_without_an_mtu_refuses_even_the_smallest_applied_one():
 def test_the_uncovered_excludes_follow_the_whole_observed_text():
     assert check.rdma_network_comparison(RDMA, whereabouts(exclude=[]))['observed'] == (
         'master=enp65s0f1 range=10.247.208.0/24 exclude= mtu=9000 (not excluded: 10.247.208.0/25)')
+
+
+def test_a_node_without_a_subnet_never_matches_even_an_empty_range():
+    given = macvlan({'type': 'whereabouts', 'range': '', 'exclude': []})
+    assert status(dict(RDMA, cidr=None, excludes=[]), given) == 'FAIL'
+    assert status({'interface': 'enp65s0f1', 'mtu': 9000}, given) == 'FAIL'
