@@ -275,3 +275,29 @@ def test_module_answers_in_check_mode(run_module):
     result = run_module('kubeadm_progress', {'mode': 'join', 'host': 'w1', 'node_name': 'w1',
                                              '_ansible_check_mode': True}, commands({}))
     assert result['action'] == 'join'
+
+
+def test_module_mode_is_required_and_one_of_init_and_join(run_module):
+    with pytest.raises(ModuleFail, match='missing required arguments: mode'):
+        run_module('kubeadm_progress', {'host': 'w1'}, commands({}))
+    with pytest.raises(ModuleFail, match='value of mode must be one of: init, join, got: upgrade'):
+        run_module('kubeadm_progress', {'mode': 'upgrade', 'host': 'w1'}, commands({}))
+    with pytest.raises(ModuleFail, match='missing required arguments: host'):
+        run_module('kubeadm_progress', {'mode': 'init'}, commands({}))
+
+
+def test_module_asks_the_api_server_once_by_default(run_module, tmp_path, clock):
+    dirs = lay_out(tmp_path, FILES)
+    fake = commands({READYZ: (1, '', 'connection refused')})
+    assert run_module('kubeadm_progress', dict(dirs, mode='init', host='cp1'), fake)['action'] == 'reset'
+    assert clock == [] and len(fake.calls) == 1
+
+
+def test_module_kubeconfig_under_the_home_directory_is_expanded(run_module, tmp_path, monkeypatch):
+    monkeypatch.setenv('HOME', str(tmp_path))
+    kubeconfig = str(tmp_path / 'admin.conf')
+    fake = Kubectl({('--kubeconfig', kubeconfig, '--request-timeout=10s', 'get', 'node', 'w1', '--ignore-not-found',
+                     '-o', 'json'): (0, '', '')}, binaries={'kubectl': '/usr/bin/kubectl'})
+    result = run_module('kubeadm_progress', {'mode': 'join', 'host': 'w1', 'node_name': 'w1', 'kubelet_conf': True,
+                                             'kubeconfig': '~/admin.conf'}, fake)
+    assert result['missing'] == ['the Node object']
