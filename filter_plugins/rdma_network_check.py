@@ -115,7 +115,7 @@ def rdma_network_comparison(rdma, macvlan, ippool=None):
                 'observed': 'MacvlanNetwork IPAM type %r is neither whereabouts nor nv-ipam' % ipam_type}
     observed = '%smaster=%s %s=%s exclude=%s mtu=%s' % (
         observed_head, spec.get('master', '?'), range_word, applied_range, applied_excludes, spec.get('mtu', '?'))
-    same_range = str(applied_range) == str(rdma.get('cidr', ''))
+    same_range = bool(rdma.get('cidr')) and str(applied_range) == str(rdma['cidr'])
     try:
         mtu_fits = int(spec.get('mtu') or 0) <= int(rdma.get('mtu') or 0)
     except (TypeError, ValueError):

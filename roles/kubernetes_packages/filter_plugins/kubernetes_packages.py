@@ -12,7 +12,10 @@ DEB_NAME = re.compile(r'^(?P<name>[^_/]+)_(?P<version>[^_/]+)_[^_/]+\.deb$')
 
 
 def _version_key(version):
-    return [int(part) if part.isdigit() else part for part in re.split(r'[.\-+~]', version)]
+    """Debian order for the versions a package source has: the epoch (0 when absent) first."""
+    epoch, colon, rest = version.partition(':')
+    epoch, rest = (int(epoch), rest) if colon and epoch.isdigit() else (0, version)
+    return [epoch] + [int(part) if part.isdigit() else part for part in re.split(r'[.\-+~]', rest)]
 
 
 def index_versions(index, package, gzip_base64=False):

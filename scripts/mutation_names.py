@@ -1,0 +1,83 @@
+"""pytest plugin of scripts/mutation: every file of the Python core runs under one module
+name, its repository path with dots (module_utils/ipu_k8s_gpg.py is
+`module_utils.ipu_k8s_gpg`, roles/reset/filter_plugins/reset_netfilter.py is
+`roles.reset.filter_plugins.reset_netfilter`), which is the name mutmut gives its mutants.
+
+mutmut switches a mutant on when the running function's module name is the mutant's, and
+the tests load these files under other names: a module_utils file as its bare name (the
+tests and the controller-side filter plugins) and as `ansible.module_utils.<name>` (the
+modules), a module or plugin through importlib.util.spec_from_file_location under a name
+each test picks. Loaded with `-p mutation_names`, this plugin
+- answers the bare and the `ansible.module_utils.` import of a module_utils file with one
+  module object named by its path;
+- renames a spec_from_file_location of a core file to its path's name.
+The tests run unchanged; nothing here is used outside a mutation run.
+
+MUTATION_ROOT is the tree the tests run in (mutmut's mutants/ directory); MUTATION_CORE
+lists the core files, one repository path a line."""
+
+import importlib.abc
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(os.environ['MUTATION_ROOT']).resolve()
+CORE = [line for line in os.environ['MUTATION_CORE'].splitlines() if line]
+NAME_BY_PATH = {path: path[:-len('.py')].replace('/', '.') for path in CORE}
+UTILS = {Path(path).stem: path for path in CORE if path.startswith('module_utils/')}
+
+
+def _load(path):
+    """The module of core file `path`, loaded once under its path's name."""
+    name = NAME_BY_PATH[path]
+    if name not in sys.modules:
+        spec = _spec_from_file_location(name, ROOT / path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+    return sys.modules[name]
+
+
+class _Alias(importlib.abc.Loader):
+    """Loads an alias of a module_utils file as the module named by its path."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def create_module(self, spec):
+        return _load(self.path)
+
+    def exec_module(self, module):
+        pass
+
+
+class _UtilsFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname, path=None, target=None):
+        stem = fullname[len('ansible.module_utils.'):] if fullname.startswith('ansible.module_utils.') else fullname
+        if stem not in UTILS:
+            return None
+        return importlib.util.spec_from_loader(fullname, _Alias(UTILS[stem]))
+
+
+_spec_from_file_location = importlib.util.spec_from_file_location
+
+
+def _renaming_spec_from_file_location(name, location=None, *args, **kwargs):
+    if location is not None:
+        try:
+            relative = Path(location).resolve().relative_to(ROOT).as_posix()
+        except ValueError:
+            relative = None
+        if relative in NAME_BY_PATH:
+            name = NAME_BY_PATH[relative]
+    return _spec_from_file_location(name, location, *args, **kwargs)
+
+
+if not any(isinstance(finder, _UtilsFinder) for finder in sys.meta_path):
+    sys.meta_path.insert(0, _UtilsFinder())
+    importlib.util.spec_from_file_location = _renaming_spec_from_file_location

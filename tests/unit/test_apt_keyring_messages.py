@@ -1,0 +1,61 @@
+"""library/apt_keyring.py's refusals word for word, with the real gpg and keys made here
+(the fixtures of test_apt_keyring.py)."""
+
+import pytest
+
+from module_harness import ModuleFail
+from test_apt_keyring import keys, needs_gpg, run  # noqa: F401  (keys is a fixture)
+
+
+@pytest.mark.parametrize('fingerprints', [[], ['0EBFCD88'], ['9DC858229FC7DD38854AE2D88D81803C0EBFCD88', 'x']])
+def test_a_fingerprint_setting_without_forty_hex_digits_is_refused_showing_it(monkeypatch, tmp_path, fingerprints):
+    src = tmp_path / 'k.asc'
+    src.write_text('x')
+    with pytest.raises(ModuleFail) as failed:
+        run(monkeypatch, {'src': str(src), 'dest': str(tmp_path / 'k.gpg'), 'fingerprints': fingerprints,
+                          'setting': 'docker_key_fingerprints'})
+    assert failed.value.result['msg'] == (
+        'docker_key_fingerprints must list 40-hex-digit key fingerprints (it is %s); use the value the repository '
+        'documents.' % fingerprints)
+
+
+def test_a_missing_download_is_refused_with_the_fix(monkeypatch, tmp_path):
+    with pytest.raises(ModuleFail) as failed:
+        run(monkeypatch, {'src': str(tmp_path / 'k.asc'), 'dest': str(tmp_path / 'k.gpg'),
+                          'fingerprints': ['9DC858229FC7DD38854AE2D88D81803C0EBFCD88']})
+    assert failed.value.result['msg'] == ('%s does not exist: download or copy the repository key there first.'
+                                          % (tmp_path / 'k.asc'))
+
+
+@needs_gpg
+def test_a_wrong_key_is_refused_word_for_word_with_what_gpg_found(monkeypatch, tmp_path, keys):  # noqa: F811
+    (armored, fingerprint), (_, other) = keys
+    src = tmp_path / 'k.asc'
+    src.write_text(armored)
+    with pytest.raises(ModuleFail) as failed:
+        run(monkeypatch, {'src': str(src), 'dest': str(tmp_path / 'k.gpg'), 'fingerprints': [other.lower()],
+                          'setting': 'kubernetes_packages_key_fingerprints'})
+    assert failed.value.result['msg'] == (
+        '%s holds key %s, not the expected %s. It was removed so the next run fetches it again. If the repository '
+        'rotated its key, set kubernetes_packages_key_fingerprints to the new fingerprint it publishes.'
+        % (src, fingerprint, other))
+    assert failed.value.result['fingerprints'] == [fingerprint]
+
+
+
+@pytest.mark.parametrize('missing', ['src', 'dest', 'fingerprints'])
+def test_each_required_option_is_required(monkeypatch, tmp_path, missing):
+    args = {'src': str(tmp_path / 'k.asc'), 'dest': str(tmp_path / 'k.gpg'),
+            'fingerprints': ['9DC858229FC7DD38854AE2D88D81803C0EBFCD88']}
+    del args[missing]
+    with pytest.raises(ModuleFail, match='missing required arguments: %s' % missing):
+        run(monkeypatch, args)
+
+
+@needs_gpg
+def test_paths_under_the_home_directory_are_expanded(monkeypatch, tmp_path, keys):  # noqa: F811
+    armored, fingerprint = keys[0]
+    monkeypatch.setenv('HOME', str(tmp_path))
+    (tmp_path / 'k.asc').write_text(armored)
+    result = run(monkeypatch, {'src': '~/k.asc', 'dest': '~/k.gpg', 'fingerprints': [fingerprint]})
+    assert result['changed'] is True and (tmp_path / 'k.gpg').exists()

@@ -1,0 +1,195 @@
+"""library/k8s_client_venv.py run through main() the whole way: the virtualenv made, the
+packages read, pip run only for what is unmet, and every failure named word for word. The
+base python, the virtualenv's python and pip are stood in for (FakeCommands); what the
+module decides from their answers runs for real."""
+
+import json
+
+import pytest
+
+from module_harness import FakeCommands, ModuleFail
+
+PINS = ['kubernetes==33.1.0', 'PyYAML==6.0.3']
+BASE = '/usr/bin/python3'
+
+
+class Commands(FakeCommands):
+    """FakeCommands whose answer to one argv may be a list, consumed in order."""
+
+    def run_command(self, module, args, **kwargs):
+        answer = self.answers.get(tuple(args[1:]))
+        if isinstance(answer, list):
+            self.calls.append(list(args))
+            return answer.pop(0) if len(answer) > 1 else answer[0]
+        return super().run_command(module, args, **kwargs)
+
+
+def probe_key(module_under_test):
+    return ('-I', '-c', module_under_test.PROBE)
+
+
+@pytest.fixture
+def venv_module():
+    from module_harness import load_library_module
+    return load_library_module('k8s_client_venv')
+
+
+def listed(**packages):
+    return (0, 'a warning line\n' + json.dumps(packages) + '\n', '')
+
+
+def pip_args(*tail):
+    return ('-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '--timeout', '60') + tail
+
+
+def test_a_new_virtualenv_is_made_and_the_pins_installed(run_module, venv_module, tmp_path):
+    path = str(tmp_path / 'v')
+    fake = Commands({('-m', 'venv', path): (0, '', ''),
+                     probe_key(venv_module): [listed(), listed(kubernetes='33.1.0', pyyaml='6.0.3', six='1.17.0')],
+                     pip_args(*PINS): (0, 'Successfully installed', '')})
+    result = run_module('k8s_client_venv', {'path': path, 'requirements': PINS}, fake)
+    assert result == {'changed': True, 'python': path + '/bin/python3', 'ready': True, 'created': True,
+                      'missing': PINS, 'installed': {'kubernetes': '33.1.0', 'PyYAML': '6.0.3'},
+                      'hashes_checked': False, 'warnings': []}
+    assert [call[0] for call in fake.calls] == [BASE, path + '/bin/python3', path + '/bin/python3',
+                                               path + '/bin/python3']
+
+
+def existing(tmp_path):
+    (tmp_path / 'v' / 'bin').mkdir(parents=True)
+    (tmp_path / 'v' / 'bin' / 'python3').write_text('')
+    return str(tmp_path / 'v')
+
+
+def test_a_virtualenv_with_every_pin_changes_nothing(run_module, venv_module, tmp_path):
+    path = existing(tmp_path)
+    fake = Commands({probe_key(venv_module): listed(kubernetes='33.1.0', pyyaml='6.0.3')})
+    result = run_module('k8s_client_venv', {'path': path, 'requirements': PINS}, fake)
+    assert result['changed'] is False and result['created'] is False and result['missing'] == []
+    assert result['ready'] is True
+    assert len(fake.calls) == 1
+
+
+def test_check_mode_lists_what_an_existing_virtualenv_lacks_and_runs_no_pip(run_module, venv_module, tmp_path):
+    path = existing(tmp_path)
+    fake = Commands({probe_key(venv_module): listed(kubernetes='32.0.0')})
+    result = run_module('k8s_client_venv', {'path': path, 'requirements': PINS, '_ansible_check_mode': True}, fake)
+    assert result['changed'] is True and result['missing'] == PINS
+    assert result['installed'] == {'kubernetes': '32.0.0', 'PyYAML': None}
+    assert result['ready'] is True   # the kubernetes package is there, at another version
+    assert len(fake.calls) == 1
+
+
+def test_check_mode_of_a_missing_virtualenv_reports_every_pin_unmet(run_module, tmp_path):
+    result = run_module('k8s_client_venv', {'path': str(tmp_path / 'v'), 'requirements': PINS,
+                                            '_ansible_check_mode': True}, Commands())
+    assert result['installed'] == {'kubernetes': None, 'PyYAML': None}
+    assert result['missing'] == PINS and result['ready'] is False
+
+
+def test_a_failing_venv_names_the_package_that_brings_it(run_module, tmp_path):
+    path = str(tmp_path / 'v')
+    fake = Commands({('-m', 'venv', path): (1, '', ' ensurepip is not available \n')})
+    with pytest.raises(ModuleFail) as failed:
+        run_module('k8s_client_venv', {'path': path, 'requirements': PINS}, fake)
+    assert failed.value.result['msg'] == (
+        '/usr/bin/python3 -m venv %s failed (rc 1): ensurepip is not available. On Debian and Ubuntu the venv '
+        'module comes with the python3-venv package.' % path)
+    assert failed.value.result['rc'] == 1
+
+
+def test_a_python_that_cannot_list_its_packages_is_named_with_the_fix(run_module, venv_module, tmp_path):
+    path = existing(tmp_path)
+    fake = Commands({probe_key(venv_module): (2, 'Fatal Python error\n', '')})
+    with pytest.raises(ModuleFail) as failed:
+        run_module('k8s_client_venv', {'path': path, 'requirements': PINS}, fake)
+    assert failed.value.result['msg'] == (
+        '%s/bin/python3 cannot list its installed packages (rc 2): Fatal Python error. Remove the virtualenv %s '
+        'so that the next run creates it afresh.' % (path, path))
+
+
+@pytest.mark.parametrize('out', ['', 'not json\n'])
+def test_a_python_that_prints_no_list_is_refused(run_module, venv_module, tmp_path, out):
+    path = existing(tmp_path)
+    fake = Commands({probe_key(venv_module): (0, out, '')})
+    with pytest.raises(ModuleFail) as failed:
+        run_module('k8s_client_venv', {'path': path, 'requirements': PINS}, fake)
+    assert failed.value.result['msg'] == '%s/bin/python3 printed no package list: %r' % (path, out)
+
+
+@pytest.mark.parametrize('options, tail, source', [
+    ({}, PINS, 'PyPI'),
+    ({'index_url': 'https://mirror.example/simple'}, ['--index-url', 'https://mirror.example/simple'] + PINS,
+     'https://mirror.example/simple'),
+    ({'wheel_dir': 'WHEELS'}, ['--no-index', '--find-links', 'WHEELS'] + PINS, 'the wheels in WHEELS'),
+])
+def test_a_failing_pip_names_the_pins_the_virtualenv_and_the_source(run_module, venv_module, tmp_path, options,
+                                                                     tail, source):
+    path = existing(tmp_path)
+    options = {key: (str(tmp_path) if value == 'WHEELS' else value) for key, value in options.items()}
+    tail = [str(tmp_path) if word == 'WHEELS' else word for word in tail]
+    source = source.replace('WHEELS', str(tmp_path))
+    error = 'x' * 3000 + 'ERROR: No matching distribution found for kubernetes==33.1.0\n'
+    fake = Commands({probe_key(venv_module): listed(pyyaml='6.0.3'), pip_args(*tail): (1, '', error)})
+    with pytest.raises(ModuleFail) as failed:
+        run_module('k8s_client_venv', dict(options, path=path, requirements=PINS), fake)
+    assert failed.value.result['msg'] == 'Installing kubernetes==33.1.0 into %s from %s failed (rc 1): %s' % (
+        path, source, error.strip()[-2000:])
+    assert failed.value.result['cmd'][0] == path + '/bin/python3'
+
+
+def test_a_pip_that_succeeds_without_installing_the_pins_is_refused(run_module, venv_module, tmp_path):
+    path = existing(tmp_path)
+    fake = Commands({probe_key(venv_module): [listed(), listed(kubernetes='33.0.0')],
+                     pip_args(*PINS): (0, '', '')})
+    with pytest.raises(ModuleFail) as failed:
+        run_module('k8s_client_venv', {'path': path, 'requirements': PINS}, fake)
+    assert failed.value.result['msg'] == (
+        "pip install ended, yet %s still lacks kubernetes==33.1.0 PyYAML==6.0.3 (found {'kubernetes': '33.0.0', "
+        "'PyYAML': None})" % path)
+
+
+def test_the_pip_timeout_is_passed_on(run_module, venv_module, tmp_path):
+    path = existing(tmp_path)
+    args = ('-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '--timeout', '7') + tuple(PINS)
+    fake = Commands({probe_key(venv_module): [listed(), listed(kubernetes='33.1.0', pyyaml='6.0.3')],
+                     args: (0, '', '')})
+    result = run_module('k8s_client_venv', {'path': path, 'requirements': PINS, 'pip_timeout': 7}, fake)
+    assert result['changed'] is True and result['created'] is False
+
+
+def test_a_missing_wheel_directory_is_refused_with_the_download_command(run_module, tmp_path):
+    with pytest.raises(ModuleFail) as failed:
+        run_module('k8s_client_venv', {'path': str(tmp_path / 'v'), 'requirements': PINS,
+                                       'wheel_dir': str(tmp_path / 'none')})
+    assert failed.value.result['msg'].endswith(
+        ': copy the wheels there (pip download kubernetes==33.1.0 PyYAML==6.0.3), or leave it empty to install '
+        'from the package index.')
+
+
+def test_pins_without_the_client_are_refused_naming_them(run_module, tmp_path):
+    with pytest.raises(ModuleFail) as failed:
+        run_module('k8s_client_venv', {'path': str(tmp_path / 'v'), 'requirements': ['PyYAML==6.0.3', 'six==1.17.0']})
+    assert failed.value.result['msg'] == (
+        'ipu_k8s_client_requirements PyYAML==6.0.3 six==1.17.0 pins no kubernetes==<version>: the kubernetes.core '
+        'modules import that client; add it.')
+
+
+def test_pip_runs_with_its_defaults_from_pypi(venv_module):
+    assert venv_module.pip_command('/v/bin/python3', [('kubernetes', '33.1.0')]) == [
+        '/v/bin/python3', '-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '--timeout', '60',
+        'kubernetes==33.1.0']
+
+
+def test_a_requirements_file_lists_pins_without_hashes_bare(venv_module):
+    assert venv_module.requirements_text([('kubernetes', '33.1.0'), ('six', '1.17.0')], {'six': ['ab', 'cd']}) == (
+        'kubernetes==33.1.0\nsix==1.17.0 --hash=sha256:ab --hash=sha256:cd\n')
+
+
+def test_a_failing_package_listing_returns_what_the_python_said(run_module, venv_module, tmp_path):
+    path = existing(tmp_path)
+    fake = Commands({probe_key(venv_module): (3, 'partial\n', 'Traceback\n')})
+    with pytest.raises(ModuleFail) as failed:
+        run_module('k8s_client_venv', {'path': path, 'requirements': PINS}, fake)
+    assert (failed.value.result['rc'], failed.value.result['stdout'], failed.value.result['stderr']) == (
+        3, 'partial\n', 'Traceback\n')

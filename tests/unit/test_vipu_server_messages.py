@@ -1,0 +1,138 @@
+"""vipu_server (library/vipu_server.py): each failure word for word, where a name that does
+not resolve came from, the CLI's environment and timeout(1)'s two exit codes, and what the
+answer holds for each source. The CLI and name resolution are stood in for (FakeCommands,
+the hosts_file fixture); the module runs for real."""
+
+import pytest
+
+from module_harness import FakeCommands, ModuleFail
+
+SERVER_VERSION = ('--server-version', '--showjson')
+CLI = '/opt/poplar/bin/vipu'
+ANSWER = '{"version": "1.18.0", "host": "10.5.212.116:8090"}'
+NOT_CONFIGURED = ('. The V-IPU controller did not answer or the CLI is not configured (IPUOF_VIPU_API_HOST, '
+                  '~/.vipu.hcl); fix that, or pass the address explicitly')
+
+
+class Commands(FakeCommands):
+    """FakeCommands that also keeps the keyword arguments of each run_command."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.options = []
+
+    def run_command(self, module, args, **kwargs):
+        self.options.append(kwargs)
+        return super().run_command(module, args, **kwargs)
+
+
+def vipu_cli(stdout, rc=0, stderr='', timeout=True):
+    binaries = {'vipu': CLI}
+    if not timeout:
+        binaries['timeout'] = None
+    return Commands({SERVER_VERSION: (rc, stdout, stderr)}, binaries=binaries)
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(no_vipu_environment):
+    """No test sees the V-IPU variables of the shell that runs pytest."""
+
+
+def failure(run_module, args, commands):
+    with pytest.raises(ModuleFail) as failed:
+        run_module('vipu_server', args, commands)
+    return failed.value.result['msg']
+
+
+def test_the_cli_runs_in_the_c_locale_under_timeout(run_module):
+    commands = vipu_cli(ANSWER)
+    run_module('vipu_server', {}, commands)
+    assert commands.options == [{'environ_update': {'LC_ALL': 'C'}}]
+    assert commands.calls == [['/usr/bin/timeout', '-k', '5', '30', CLI, '--server-version', '--showjson']]
+
+
+@pytest.mark.parametrize('rc', [124, 137])
+def test_a_cli_that_ran_out_of_time_is_named_with_its_timeout(run_module, rc):
+    assert failure(run_module, {'timeout': 9}, vipu_cli('', rc=rc)) == (
+        '%s --server-version did not answer within 9 s: is the V-IPU controller up and reachable from this node? '
+        'Pass the address explicitly to skip the CLI' % CLI)
+
+
+def test_without_timeout_on_the_node_the_cli_runs_alone_and_124_is_just_a_failure(run_module):
+    commands = vipu_cli('', rc=124, timeout=False)
+    assert failure(run_module, {}, commands) == (
+        '%s --server-version --showjson failed (rc=124): (no output)' % CLI + NOT_CONFIGURED)
+    assert commands.calls == [[CLI, '--server-version', '--showjson']]
+
+
+def test_a_failing_cli_shows_its_stderr_or_else_its_stdout(run_module):
+    assert failure(run_module, {}, vipu_cli('', rc=1, stderr=' rpc error: connection refused \n')) == (
+        '%s --server-version --showjson failed (rc=1): rpc error: connection refused' % CLI + NOT_CONFIGURED)
+    assert failure(run_module, {}, vipu_cli('usage: vipu [flags]\n', rc=2)) == (
+        '%s --server-version --showjson failed (rc=2): usage: vipu [flags]' % CLI + NOT_CONFIGURED)
+
+
+def test_undecodable_cli_output_is_refused_with_the_fix(run_module):
+    stdout = b'{"host": "\xff"}'.decode('utf-8', 'surrogateescape')
+    assert failure(run_module, {}, vipu_cli(stdout)) == (
+        '%s --server-version --showjson printed bytes that are not UTF-8 (shown as \\x..): {"host": "\\xff"}. '
+        'Check the V-IPU CLI and its locale on this node, or pass the address explicitly' % CLI)
+
+
+def test_a_cli_path_that_is_not_there_is_refused_with_the_fix(run_module):
+    assert failure(run_module, {'cli': '/srv/tools/vipu'}, Commands()) == (
+        'the V-IPU CLI /srv/tools/vipu does not exist or is not executable: fix the cli option, or leave it at vipu '
+        'to look it up on PATH')
+
+
+@pytest.mark.parametrize('environment, why', [(True, 'IPUOF_VIPU_API_HOST is not set'),
+                                              (False, 'the environment is not consulted (environment=false)')])
+def test_nothing_to_go_on_is_refused_saying_what_to_set(run_module, environment, why):
+    assert failure(run_module, {'environment': environment, 'cli': 'vipu-cli'}, Commands()) == (
+        'no V-IPU controller address on this node: no address was given, the V-IPU CLI vipu-cli is not on PATH, '
+        'and %s. Set ipu_k8s_vipu_controllers in the inventory, install the V-IPU CLI, or set IPUOF_VIPU_API_HOST '
+        '(task keyword environment)' % why)
+
+
+def test_an_empty_environment_variable_is_not_an_address(run_module, monkeypatch):
+    monkeypatch.setenv('IPUOF_VIPU_API_HOST', '')
+    assert 'IPUOF_VIPU_API_HOST is not set' in failure(run_module, {}, Commands())
+
+
+@pytest.mark.parametrize('timeout', [0, -5])
+def test_a_timeout_below_one_second_is_refused_with_its_value(run_module, timeout):
+    assert failure(run_module, {'timeout': timeout}, Commands()) == (
+        'timeout must be at least 1 second, got %d' % timeout)
+
+
+def test_one_second_is_timeout_enough(run_module):
+    assert run_module('vipu_server', {'timeout': 1}, vipu_cli(ANSWER))['vipu_server']['source'] == 'cli'
+
+
+def test_a_bad_label_is_refused_naming_the_setting(run_module):
+    assert failure(run_module, {'label': 'no equals sign', 'address': '10.5.212.116'}, Commands()).startswith(
+        "label 'no equals sign' (ipu_k8s_ipu_node_label) ")
+
+
+def test_a_name_from_the_cli_that_does_not_resolve_says_it_came_from_the_cli(run_module, hosts_file):
+    message = failure(run_module, {}, vipu_cli('{"version": "1.18.0", "host": "nowhere.example:8090"}'))
+    assert 'nowhere.example' in message and message.endswith(' [the name came from the V-IPU CLI]')
+
+
+def test_a_name_from_the_address_option_that_does_not_resolve_says_so(run_module, hosts_file):
+    message = failure(run_module, {'address': 'nowhere.example'}, Commands())
+    assert message.endswith(' [the name came from the address option]')
+
+
+def test_a_name_from_the_environment_that_does_not_resolve_names_the_variable(run_module, hosts_file, monkeypatch):
+    monkeypatch.setenv('IPUOF_VIPU_API_HOST', 'nowhere.example')
+    message = failure(run_module, {}, Commands())
+    assert message.endswith(' [the name came from IPUOF_VIPU_API_HOST]')
+
+
+def test_an_explicit_address_answers_with_the_labels_option(run_module, hosts_file):
+    result = run_module('vipu_server', {'address': 'vipu-ctrl', 'label': 'vipu-ctrl=pod001'}, Commands())
+    assert result['vipu_server'] == {'host': '10.247.208.5', 'port': 8090, 'address': '10.247.208.5:8090',
+                                     'version': None, 'source': 'param', 'name': '10.247.208.5:8090',
+                                     'label': 'vipu-ctrl=pod001'}
+    assert result['ansible_facts'] == {'vipu_server': result['vipu_server']}
