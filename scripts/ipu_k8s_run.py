@@ -74,6 +74,10 @@ def run(inventory=None, playbook='site.yml', args=(), private_data_dir=None, qui
 
     private = Path(private_data_dir or DEFAULT_PRIVATE_DATA_DIR)
     private.mkdir(parents=True, exist_ok=True)
+    # ansible-runner writes env/envvars (and extravars, cmdline...) into the data dir once and
+    # lays them over every later run's own: none is written, and any an older run left goes
+    for name in ('envvars', 'extravars', 'passwords', 'settings', 'cmdline', 'ssh_key'):
+        (private / 'env' / name).unlink(missing_ok=True)
     envvars = dict(runner_env(), **runner_kwargs.pop('envvars', {}))
     args = [str(a) for a in args]
     inventory = _path(inventory)
@@ -82,7 +86,7 @@ def run(inventory=None, playbook='site.yml', args=(), private_data_dir=None, qui
         args, inventory = ['-i', inventory] + args, None
     return ansible_runner.run(
         private_data_dir=str(private), project_dir=str(ROOT), playbook=_path(playbook), inventory=inventory,
-        cmdline=shlex.join(args) or None, envvars=envvars, quiet=quiet, rotate_artifacts=KEEP_RUNS,
+        cmdline=shlex.join(args) or None, envvars=envvars, quiet=quiet, rotate_artifacts=KEEP_RUNS, suppress_env_files=True,
         **runner_kwargs)
 
 

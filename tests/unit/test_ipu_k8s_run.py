@@ -50,3 +50,17 @@ def test_from_python_the_run_returns_its_status_and_structured_events(tmp_path, 
     failed = [e['event_data'] for e in result.events if e['event'] == 'runner_on_failed']
     assert [(f['host'], f['task'], f['res']['msg']) for f in failed] == [('localhost', 'Fail on request', 'asked to fail')]
     assert 'FAILED   Fail on request  [localhost]' in result.stdout.read()
+
+
+def test_a_run_takes_its_own_environment_not_one_an_earlier_run_left_in_the_data_dir(tmp_path, monkeypatch):
+    # ansible-runner keeps env/envvars in the data dir and, once there, lays it over the
+    # environment of every later run: the default data dir is shared by all runs
+    monkeypatch.delenv('ANSIBLE_STDOUT_CALLBACK', raising=False)
+    play = tmp_path / 'env.yml'
+    play.write_text('- hosts: all\n  gather_facts: false\n  tasks:\n'
+                    '    - ansible.builtin.copy:\n        dest: "{{ progress_dir }}/seen"\n'
+                    '        content: "{{ lookup(\'ansible.builtin.env\', \'IPU_K8S_SEEN\') }}"\n        mode: "0644"\n')
+    for value in ('first', 'second'):
+        result = ipu_k8s_run.run('localhost,', play, local_args(tmp_path), private_data_dir=tmp_path / 'runner',
+                                 quiet=True, envvars={'IPU_K8S_SEEN': value})
+        assert (result.status, (tmp_path / 'seen').read_text()) == ('successful', value)
