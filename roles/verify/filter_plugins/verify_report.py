@@ -142,10 +142,11 @@ h1 { font-size: 1.3em; margin-bottom: 0.2em; }
 p.meta { color: #555; margin-top: 0; }
 p.counts span { display: inline-block; padding: 0.1em 0.6em; margin-right: 0.4em; border-radius: 0.3em; }
 table { border-collapse: collapse; width: 100%; }
-th, td { border: 1px solid #ccc; padding: 0.3em 0.5em; text-align: left; vertical-align: top;
-         overflow-wrap: anywhere; }
+th, td { border: 1px solid #ccc; padding: 0.3em 0.5em; text-align: left; vertical-align: top; }
+th, td.host, td.status { white-space: nowrap; }
+td.observed { overflow-wrap: anywhere; }
 th { background: #eee; }
-td.status { font-weight: bold; white-space: nowrap; }
+td.status { font-weight: bold; }
 .PASS td.status, span.PASS { background: #dff3df; color: #135e13; }
 .FAIL td.status, span.FAIL { background: #fbdcdc; color: #8a1010; }
 .SKIP td.status, span.SKIP { background: #fdf1cf; color: #6b5000; }
