@@ -113,7 +113,10 @@ def reason_lines(rows, width=100):
 
 
 def verify_report_table(rows, json_file='', html_file='', width=100):
-    """The report as text: the table, the FAIL and SKIP reasons, the counts and the files."""
+    """The report as text: the table, the FAIL and SKIP reasons, the counts and the files.
+
+    Every line but the files' fits width (a path is printed whole).
+    """
     rows = list(rows)
     width = int(width)
     widths = column_widths(rows, width)
@@ -127,10 +130,10 @@ def verify_report_table(rows, json_file='', html_file='', width=100):
         lines.extend(reasons)
     counts = verify_report_summary(rows)
     lines.append('')
-    summary = '%d checks: %d PASS, %d FAIL, %d SKIP.' % (len(rows), counts['PASS'], counts['FAIL'], counts['SKIP'])
+    lines.append('%d checks: %d PASS, %d FAIL, %d SKIP.' % (len(rows), counts['PASS'], counts['FAIL'], counts['SKIP']))
+    # Each file on a line of its own: a path is copied whole, never wrapped.
     if json_file:
-        summary += ' JSON: %s' % json_file
-    lines.append(summary)
+        lines.append('JSON: %s' % json_file)
     if html_file:
         lines.append('HTML: %s' % html_file)
     return '\n'.join(lines)
