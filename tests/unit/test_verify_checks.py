@@ -1,6 +1,6 @@
 """verify's checks are one list (roles/verify/vars/main.yml, __verify_checks), each with its rows.
 
-The selection (filter verify_plan, roles/verify/filter_plugins/verify_checks.py) decides
+The selection (filter verify_plan, filter_plugins/verify_checks.py) decides
 which checks a run runs on a host and why the others do not; verify_rows turns that and
 what the checks registered into the host's rows (PASS, FAIL, SKIP with the reason); the
 README's table of checks is the list rendered (verify_checks_table), and this file fails
@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / 'roles' / 'verify' / 'filter_plugins'))
+sys.path.insert(0, str(ROOT / 'filter_plugins'))
 
 import verify_checks  # noqa: E402
 from ansible.errors import AnsibleFilterError  # noqa: E402

@@ -1,4 +1,4 @@
-"""The verify report's formatting (roles/verify/filter_plugins/verify_report.py): a table
+"""The verify report's formatting (filter_plugins/verify_report.py): a table
 that fits 100 columns without cutting a value, one reason line per FAIL or SKIP row,
 the counts, and the HTML page."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / 'roles' / 'verify' / 'filter_plugins'))
+sys.path.insert(0, str(ROOT / 'filter_plugins'))
 
 import verify_report  # noqa: E402
 
