@@ -190,7 +190,9 @@ def _check_rows(check, host, seen):
     """The rows of a check that ran, from what it registered (seen)."""
     seen = seen or {}
     rows, failed = [], False
-    for row in check_rows(check):
+    # A step that reports nothing of its own still shows its failure, under its title.
+    for row in check_rows(check) or ([{'id': check['id'], 'title': check['title'], 'expected': 'no error'}]
+                                      if seen.get('error') else []):
         if row['id'] in seen:
             rows.extend(_observed_rows(host, row, seen[row['id']]))
         elif seen.get('error') and not failed:

@@ -162,6 +162,15 @@ def test_a_check_that_says_why_it_did_not_look_skips_its_rows():
          'observed': 'skipped: no derived RDMA network', 'status': 'SKIP'}]
 
 
+def test_a_step_without_rows_of_its_own_still_shows_its_failure():
+    seen = {'macvlan_read': {'step': 'Read the node\'s CNI file', 'error': 'permission denied'}}
+    got = [r for r in rows('ipu1', seen, skip_tags=['verify_node']) if r['status'] == 'FAIL']
+    assert table(got)[0] == ('Applied MacvlanNetwork and its IPAM pool read (for the next two checks)', 'FAIL',
+                             "Read the node's CNI file: permission denied")
+    assert not [r for r in rows('ipu1', {'macvlan_read': {}}, skip_tags=['verify_node'])
+                if r['check'].startswith('Applied')]
+
+
 def test_a_row_a_check_did_not_register_fails():
     got = rows('w1', {'memlock': {'systemd': {'observed': 'infinity'}}})
     assert table(got)[1] == ('containerd memlock (running process)', 'FAIL',
