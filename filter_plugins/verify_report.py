@@ -95,18 +95,21 @@ def _table_lines(cells_per_row, widths):
     return lines
 
 
+def _why(row):
+    """What was expected and seen (FAIL) or why it did not run (SKIP)."""
+    if row.get('status') == 'FAIL':
+        return 'observed %s; expected %s' % (_text(row.get('observed')) or '(nothing)', _text(row.get('expected')))
+    return _text(row.get('observed')) or 'no reason recorded'
+
+
 def reason_lines(rows, width=100):
-    """One entry per FAIL or SKIP row: what was expected and seen (FAIL) or why not run (SKIP)."""
+    """One entry per FAIL or SKIP row, with its reason."""
     lines = []
     for row in rows:
         status = row.get('status')
         if status not in ('FAIL', 'SKIP'):
             continue
-        if status == 'FAIL':
-            why = 'observed %s; expected %s' % (_text(row.get('observed')) or '(nothing)', _text(row.get('expected')))
-        else:
-            why = _text(row.get('observed')) or 'no reason recorded'
-        text = '%s  %s: %s: %s' % (status, _text(row.get('host')), _text(row.get('check')), ' '.join(why.split()))
+        text = '%s  %s: %s: %s' % (status, _text(row.get('host')), _text(row.get('check')), ' '.join(_why(row).split()))
         lines.extend(textwrap.wrap(text, width=width, subsequent_indent=' ' * 6,
                                    break_long_words=True, break_on_hyphens=False))
     return lines
@@ -201,13 +204,9 @@ def verify_report_html(rows, generated='', json_file='', title='ipu-k8s verify r
         out.append('<h2>Failed and skipped checks</h2>')
         out.append('<ul class="reasons">')
         for row in reasons:
-            if row.get('status') == 'FAIL':
-                why = 'observed %s; expected %s' % (_text(row.get('observed')), _text(row.get('expected')))
-            else:
-                why = _text(row.get('observed'))
             out.append('<li class="%s"><span class="%s">%s</span> %s: %s: %s</li>' % (
                 esc(row['status']), esc(row['status']), esc(row['status']), esc(_text(row.get('host'))),
-                esc(_text(row.get('check'))), esc(why)))
+                esc(_text(row.get('check'))), esc(_why(row))))
         out.append('</ul>')
     out.append('</body>')
     out.append('</html>')
