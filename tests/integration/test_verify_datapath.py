@@ -79,14 +79,15 @@ def test_macvlan_on_the_derived_interface_reaches_the_vipu_controller(pod_fabric
     assert '2 packets transmitted, 2 received from 10.247.208.10' in datapath['observed']
     assert 'as 10.247.209.254/23' in datapath['observed']
     assert_probe_removed(node, probe_netns)
-    # Each node check's task file ran and recorded its rows (PASS or FAIL: containerd and the
-    # RDMA device are absent here), as the README's table of checks names them.
+    # Each node check's task file ran and registered what it saw for each of its rows (PASS
+    # or FAIL: containerd and the RDMA device are absent here), as the check list names them.
     for check in ('containerd LimitMEMLOCK (systemd)', 'containerd memlock (running process)', 'RDMA device',
                   'RDMA network derived', 'RDMA data path (macvlan to V-IPU)'):
         assert rows[check]['status'] in ('PASS', 'FAIL'), rows.get(check)
-    # Without a cluster, its checks are reported, not silently absent.
+        assert 'registered no observation' not in rows[check]['observed'], rows[check]
+    # Without a cluster, its checks are reported, not silently absent: each row they would report.
     for check in ('Multus and Whereabouts CNI files', 'rdma-net matches the node', 'nodes Ready',
-                  'RDMA test pod (net1, routes, memlock)'):
+                  'RDMA test pod Ready (uid 1000, no hostNetwork)', 'test pod routes', 'test pod memlock unlimited'):
         assert rows[check]['status'] == 'SKIP'
         assert rows[check]['observed'] == 'not run: the run skipped the tag verify_cluster'
     # The opt-in test says it is opt-in, not that a tag was skipped.

@@ -103,7 +103,8 @@ def test_all_passing_rows_give_a_table_json_and_html_reports_and_success(tmp_pat
     assert [row.splitlines()[0].split()[-1] for row in body] == ["PASS", "PASS", "SKIP", "PASS"]
     # The SKIP row's reason on a line of its own under the table.
     assert "SKIP  node-a: Multus and Whereabouts CNI files: %s" % ROWS_A[2]["observed"] in text
-    assert "4 checks: 3 PASS, 0 FAIL, 1 SKIP. JSON: %s" % reports[0] in table[-1]
+    assert table[-1] == "4 checks: 3 PASS, 0 FAIL, 1 SKIP."
+    assert "\n4 checks: 3 PASS, 0 FAIL, 1 SKIP.\nJSON: %s\n" % reports[0] in text
     assert "HTML: %s" % html in text
     # Printed once, as it is (not as YAML under msg:), not once per host.
     assert run.stdout.count("HOST  ") == 1 and "\nHOST  " in run.stdout
@@ -141,12 +142,21 @@ def test_a_host_that_dropped_out_is_reported_as_failed(tmp_path):
     assert ROW_B_PASS in report["results"]
 
 
+LONG_HOST = "ipu-pod64-rack12-node-17.long-site-name.lab.internal"
+
+
 def test_long_values_wrap_in_the_table_and_are_whole_in_the_json(tmp_path):
-    long_row = dict(ROW_B_PASS, observed="x" * 300)
-    run, reports = run_report(tmp_path, {"node-a": [long_row]})
-    assert run.rc == 0, run.stdout[-3000:]
+    long_row = dict(ROW_B_PASS, host=LONG_HOST, observed="x" * 300)
+    words_row = dict(ROW_B_FAIL, host=LONG_HOST, check="pod container: net1 from the macvlan CNI plugin",
+                     expected="net1 in 10.247.208.0/23 outside 10.247.208.0/25,10.247.209.200/32, mtu 9000",
+                     observed="net1 10.247.209.254/23 mtu 1500, uid 1000, IPAM stand-in: static " * 3)
+    run, reports = run_report(tmp_path, {"node-a": [long_row, words_row]})
+    assert run.rc != 0, run.stdout[-3000:]
     assert json.loads(reports[0].read_text())["results"][0]["observed"] == "x" * 300
-    row = body_rows(table_lines(printed_report(run)))[0]
+    table = table_lines(printed_report(run))
+    row = body_rows(table)[0]
     assert "..." not in row
     assert "".join(row.split()).count("x") == 300
-    assert max(len(line) for line in row.splitlines()) <= 100
+    # Every line of it, its header and rule line included, fits 100 columns.
+    too_wide = [line for line in table if len(line) > 100]
+    assert not too_wide, too_wide

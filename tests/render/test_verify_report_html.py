@@ -1,14 +1,18 @@
 """The verify report's HTML page in a real headless browser (Debian's chromium).
 
-The page the verify role writes (roles/verify/filter_plugins/verify_report.py) is opened
+The page the verify role writes (filter_plugins/verify_report.py) is opened
 from disk; the DOM chromium built is read back (--dump-dom) and its network log
 (--log-net-log) is searched for any request the page made. A control page with one
 image on 127.0.0.1 proves the search finds a request when there is one. Every host name
 resolves to nothing (--host-resolver-rules), so the browser's own background requests
-cannot leave the machine either.
+cannot leave the machine either. Whether a word is whole is measured in the laid-out
+page: a copy of it, with a script added (the page itself allows none), asks the browser
+for the line boxes of each word of the Host and Status columns and the headers.
 """
 
+import html
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -18,7 +22,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "roles" / "verify" / "filter_plugins"))
+sys.path.insert(0, str(ROOT / "filter_plugins"))
 
 import verify_report  # noqa: E402
 
@@ -101,6 +105,60 @@ def test_the_report_renders_every_row_and_requests_nothing(tmp_path):
     assert [row["class"] for row in body] == ["PASS", "PASS", "FAIL", "SKIP"]
     assert "4 checks:" in dom and "IPUJob smoke test is opt-in" in dom
     assert requested == set(), requested
+
+
+# Each word of the cells measured, and the lines its boxes sit on: more than one line is a
+# word broken in two.
+MEASURE = """<script>
+const broken = [];
+for (const cell of document.querySelectorAll('#results th, #results td.host, #results td.status')) {
+  const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  for (let text = walker.nextNode(); text; text = walker.nextNode()) {
+    for (const word of text.data.matchAll(/\\S+/g)) {
+      const range = document.createRange();
+      range.setStart(text, word.index);
+      range.setEnd(text, word.index + word[0].length);
+      const lines = new Set([...range.getClientRects()].map(box => Math.round(box.top)));
+      if (lines.size > 1) broken.push(word[0]);
+    }
+  }
+}
+document.body.setAttribute('data-broken-words', JSON.stringify(broken));
+</script>"""
+
+
+def broken_words(page_html, tmp_path, width=600):
+    """The words of the Host and Status cells and the headers that a window width px wide breaks."""
+    page = tmp_path / "measured.html"
+    page.write_text(re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', '', page_html)
+                    .replace('</body>', MEASURE + '</body>'))
+    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+           "--no-first-run", "--user-data-dir=%s" % (tmp_path / "profile-measure"),
+           "--host-resolver-rules=MAP * ~NOTFOUND", "--window-size=%d,900" % width, "--dump-dom", page.as_uri()]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found = re.search(r'data-broken-words="([^"]*)"', proc.stdout)
+    assert found, 'the measuring script did not run:\n' + proc.stdout[-2000:]
+    return json.loads(html.unescape(found.group(1)))
+
+
+LONG_ROWS = ROWS + [
+    {"host": "ipu-pod64-rack12-node-17.long-site-name.example.internal", "check": "pod container: memlock",
+     "expected": "ulimit -l unlimited", "observed": "ulimit -l 8192 as uid 1000 " + "0123456789abcdef" * 12,
+     "status": "FAIL"},
+    {"host": "node1", "check": "rdma-net matches the node", "expected": "excludes 10.247.208.0/25",
+     "observed": "macvlan master eth1, excludes 10.247.208.0/25, 10.247.209.10/32 " * 6, "status": "PASS"},
+]
+
+
+def test_a_narrow_window_breaks_no_word_of_the_host_and_status_columns(tmp_path):
+    assert broken_words(verify_report.verify_report_html(LONG_ROWS), tmp_path) == []
+
+
+def test_the_measure_finds_a_word_broken_in_two(tmp_path):
+    page = verify_report.verify_report_html(LONG_ROWS).replace(
+        '</style>', '#results td.host { white-space: normal; overflow-wrap: anywhere; max-width: 4em; }</style>')
+    assert "ipu-pod64-rack12-node-17.long-site-name.example.internal" in broken_words(page, tmp_path)
 
 
 def test_the_request_search_finds_a_request_when_a_page_makes_one(tmp_path):

@@ -1,4 +1,4 @@
-"""The data-path probe's address (roles/verify/filter_plugins/verify_datapath.py)."""
+"""The data-path probe's address (filter_plugins/verify_datapath.py)."""
 
 import sys
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / 'roles' / 'verify' / 'filter_plugins'))
+sys.path.insert(0, str(ROOT / 'filter_plugins'))
 
 import verify_datapath  # noqa: E402
 from ansible.errors import AnsibleFilterError  # noqa: E402

@@ -1,4 +1,4 @@
-"""The verify report's formatting (roles/verify/filter_plugins/verify_report.py): a table
+"""The verify report's formatting (filter_plugins/verify_report.py): a table
 that fits 100 columns without cutting a value, one reason line per FAIL or SKIP row,
 the counts, and the HTML page."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / 'roles' / 'verify' / 'filter_plugins'))
+sys.path.insert(0, str(ROOT / 'filter_plugins'))
 
 import verify_report  # noqa: E402
 
@@ -57,6 +57,16 @@ def test_the_table_fits_100_columns():
     assert not too_wide, too_wide
 
 
+@pytest.mark.parametrize('host', ['n1', 'ipu-pod64-rack12-node-17.long-site-name.example.internal', 'h' * 120])
+def test_the_header_and_rule_line_fit_100_columns_whatever_the_values(host):
+    rows = [dict(row, host=host) for row in ROWS] + [
+        {'host': host, 'check': 'c' * 130, 'expected': 'e ' * 80, 'observed': 'o' * 400, 'status': 'SKIP'}]
+    lines = verify_report.verify_report_table(rows).splitlines()
+    assert lines[0].split() == ['HOST', 'CHECK', 'EXPECTED', 'OBSERVED', 'STATUS']
+    assert set(lines[1]) == {'-', ' '}
+    assert [len(line) for line in lines if len(line) > 100] == []
+
+
 def test_no_value_is_cut_long_ones_wrap_within_their_column():
     text = verify_report.verify_report_table(ROWS)
     table = parse_table(text)
@@ -90,7 +100,7 @@ def test_each_failed_or_skipped_check_gets_one_reason_line():
 
 def test_the_last_lines_give_the_counts_and_the_files():
     lines = verify_report.verify_report_table(ROWS, json_file='/r/verify.json', html_file='/r/verify.html').splitlines()
-    assert lines[-2:] == ['5 checks: 3 PASS, 1 FAIL, 1 SKIP. JSON: /r/verify.json', 'HTML: /r/verify.html']
+    assert lines[-3:] == ['5 checks: 3 PASS, 1 FAIL, 1 SKIP.', 'JSON: /r/verify.json', 'HTML: /r/verify.html']
 
 
 def test_a_host_that_left_the_play_gets_a_fail_row():

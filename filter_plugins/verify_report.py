@@ -95,25 +95,31 @@ def _table_lines(cells_per_row, widths):
     return lines
 
 
+def _why(row):
+    """What was expected and seen (FAIL) or why it did not run (SKIP)."""
+    if row.get('status') == 'FAIL':
+        return 'observed %s; expected %s' % (_text(row.get('observed')) or '(nothing)', _text(row.get('expected')))
+    return _text(row.get('observed')) or 'no reason recorded'
+
+
 def reason_lines(rows, width=100):
-    """One entry per FAIL or SKIP row: what was expected and seen (FAIL) or why not run (SKIP)."""
+    """One entry per FAIL or SKIP row, with its reason."""
     lines = []
     for row in rows:
         status = row.get('status')
         if status not in ('FAIL', 'SKIP'):
             continue
-        if status == 'FAIL':
-            why = 'observed %s; expected %s' % (_text(row.get('observed')) or '(nothing)', _text(row.get('expected')))
-        else:
-            why = _text(row.get('observed')) or 'no reason recorded'
-        text = '%s  %s: %s: %s' % (status, _text(row.get('host')), _text(row.get('check')), ' '.join(why.split()))
+        text = '%s  %s: %s: %s' % (status, _text(row.get('host')), _text(row.get('check')), ' '.join(_why(row).split()))
         lines.extend(textwrap.wrap(text, width=width, subsequent_indent=' ' * 6,
                                    break_long_words=True, break_on_hyphens=False))
     return lines
 
 
 def verify_report_table(rows, json_file='', html_file='', width=100):
-    """The report as text: the table, the FAIL and SKIP reasons, the counts and the files."""
+    """The report as text: the table, the FAIL and SKIP reasons, the counts and the files.
+
+    Every line but the files' fits width (a path is printed whole).
+    """
     rows = list(rows)
     width = int(width)
     widths = column_widths(rows, width)
@@ -127,10 +133,10 @@ def verify_report_table(rows, json_file='', html_file='', width=100):
         lines.extend(reasons)
     counts = verify_report_summary(rows)
     lines.append('')
-    summary = '%d checks: %d PASS, %d FAIL, %d SKIP.' % (len(rows), counts['PASS'], counts['FAIL'], counts['SKIP'])
+    lines.append('%d checks: %d PASS, %d FAIL, %d SKIP.' % (len(rows), counts['PASS'], counts['FAIL'], counts['SKIP']))
+    # Each file on a line of its own: a path is copied whole, never wrapped.
     if json_file:
-        summary += ' JSON: %s' % json_file
-    lines.append(summary)
+        lines.append('JSON: %s' % json_file)
     if html_file:
         lines.append('HTML: %s' % html_file)
     return '\n'.join(lines)
@@ -142,10 +148,11 @@ h1 { font-size: 1.3em; margin-bottom: 0.2em; }
 p.meta { color: #555; margin-top: 0; }
 p.counts span { display: inline-block; padding: 0.1em 0.6em; margin-right: 0.4em; border-radius: 0.3em; }
 table { border-collapse: collapse; width: 100%; }
-th, td { border: 1px solid #ccc; padding: 0.3em 0.5em; text-align: left; vertical-align: top;
-         overflow-wrap: anywhere; }
+th, td { border: 1px solid #ccc; padding: 0.3em 0.5em; text-align: left; vertical-align: top; }
+th, td.host, td.status { white-space: nowrap; }
+td.observed { overflow-wrap: anywhere; }
 th { background: #eee; }
-td.status { font-weight: bold; white-space: nowrap; }
+td.status { font-weight: bold; }
 .PASS td.status, span.PASS { background: #dff3df; color: #135e13; }
 .FAIL td.status, span.FAIL { background: #fbdcdc; color: #8a1010; }
 .SKIP td.status, span.SKIP { background: #fdf1cf; color: #6b5000; }
@@ -197,13 +204,9 @@ def verify_report_html(rows, generated='', json_file='', title='ipu-k8s verify r
         out.append('<h2>Failed and skipped checks</h2>')
         out.append('<ul class="reasons">')
         for row in reasons:
-            if row.get('status') == 'FAIL':
-                why = 'observed %s; expected %s' % (_text(row.get('observed')), _text(row.get('expected')))
-            else:
-                why = _text(row.get('observed'))
             out.append('<li class="%s"><span class="%s">%s</span> %s: %s: %s</li>' % (
                 esc(row['status']), esc(row['status']), esc(row['status']), esc(_text(row.get('host'))),
-                esc(_text(row.get('check'))), esc(why)))
+                esc(_text(row.get('check'))), esc(_why(row))))
         out.append('</ul>')
     out.append('</body>')
     out.append('</html>')

@@ -1,0 +1,281 @@
+# Copyright: ipu-k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""verify's checks: which a run selects, and the rows of the report.
+
+The checks are one list (roles/verify/vars/main.yml, __verify_checks); each declares its
+rows (title, expected). For one host and one run (its tags, its skip tags, the opt-ins,
+check mode), verify_plan returns the checks to run on that host, in list order, and why
+each other check that applies to the host does not run. A check's task file only
+registers what it saw (__verify_seen: {row id: observation}); verify_rows turns the plan
+and those observations into the host's rows {host, check, expected, observed, status},
+in list order: PASS, FAIL, and SKIP with the reason (not selected, opt-in left off, check
+mode, a missing prerequisite, a step before it failed). verify_checks_table renders the
+list as the README's Markdown table.
+"""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+TAGS = ('verify_node', 'verify_cluster')
+# Tags that select every check as well as their own (the play's and the role's tag).
+SELECT_ALL = ('all', 'tagged', 'verify')
+SCOPES = ('node', 'cluster')
+HOSTS = ('k8s_cluster', 'ipu_nodes', 'api')
+FIELDS = {'id', 'title', 'scope', 'hosts', 'tags', 'tasks', 'client', 'expected', 'rows', 'prerequisite',
+          'check_mode', 'opt_in', 'opt_in_reason'}
+REQUIRED = ('id', 'title', 'scope', 'hosts', 'tags', 'tasks')
+ROW_FIELDS = {'id', 'title', 'expected'}
+# Keys of a check's observations that are not rows.
+RESERVED = ('skip', 'error', 'step')
+OBSERVATION_FIELDS = {'observed', 'ok', 'skip', 'expected', 'title', 'host'}
+NOT_REPORTED = 'nothing reported (a step of the checks after it)'
+
+
+def _bool(value, name):
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ('true', 'yes', 'on', '1'):
+        return True
+    if text in ('false', 'no', 'off', '0', 'none', ''):
+        return False
+    raise AnsibleFilterError('%s must be true or false, got %r' % (name, value))
+
+
+def check_rows(check):
+    """The rows a check declares: its rows, else one row {id, title, expected} of its own."""
+    if 'rows' in check:
+        return list(check['rows'] or [])
+    return [{'id': check['id'], 'title': check['title'], 'expected': check.get('expected', '')}]
+
+
+def _valid_rows(check, where):
+    rows = check.get('rows', [])
+    if 'rows' in check and (isinstance(rows, (str, dict)) or not isinstance(rows, list)):
+        raise AnsibleFilterError('%s: rows %r; a list of {id, title, expected} ([] for none)' % (where, rows))
+    if 'rows' in check and 'expected' in check:
+        raise AnsibleFilterError('%s: expected belongs to each of its rows when it has rows' % where)
+    if 'rows' not in check and not check.get('expected'):
+        raise AnsibleFilterError('%s: missing expected (what its one row expects), or rows' % where)
+    seen = set()
+    for row in check_rows(check):
+        if not isinstance(row, dict) or set(row) - ROW_FIELDS or not all(row.get(f) for f in ROW_FIELDS):
+            raise AnsibleFilterError('%s: row %r; each row is {id, title, expected}' % (where, row))
+        if row['id'] in seen or row['id'] in RESERVED:
+            raise AnsibleFilterError('%s: row id %r is used twice or reserved (%s)'
+                                     % (where, row['id'], ', '.join(RESERVED)))
+        seen.add(row['id'])
+
+
+def verify_checks_valid(checks):
+    """The list itself, after refusing an entry that could not be run or reported.
+
+    One message per mistake, naming the entry, the field and what is allowed.
+    """
+    checks = list(checks or [])
+    seen = set()
+    client_seen = None
+    for index, check in enumerate(checks):
+        where = '__verify_checks[%d] (%s)' % (index, check.get('id', '?') if isinstance(check, dict) else '?')
+        if not isinstance(check, dict):
+            raise AnsibleFilterError('%s: each check is a mapping, got %r' % (where, check))
+        unknown = sorted(set(check) - FIELDS)
+        if unknown:
+            raise AnsibleFilterError('%s: unknown field(s) %s; allowed: %s' % (where, ', '.join(unknown),
+                                                                            ', '.join(sorted(FIELDS))))
+        missing = [field for field in REQUIRED if not check.get(field)]
+        if missing:
+            raise AnsibleFilterError('%s: missing %s' % (where, ', '.join(missing)))
+        if check['id'] in seen:
+            raise AnsibleFilterError('%s: id %r is used twice; each check needs its own' % (where, check['id']))
+        seen.add(check['id'])
+        if check['scope'] not in SCOPES:
+            raise AnsibleFilterError('%s: scope %r; use one of %s' % (where, check['scope'], ', '.join(SCOPES)))
+        if check['hosts'] not in HOSTS:
+            raise AnsibleFilterError('%s: hosts %r; use one of %s' % (where, check['hosts'], ', '.join(HOSTS)))
+        tags = check['tags']
+        if isinstance(tags, str) or not tags or any(tag not in TAGS for tag in tags):
+            raise AnsibleFilterError('%s: tags %r; a non-empty list of %s' % (where, tags, ', '.join(TAGS)))
+        if not str(check['tasks']).endswith('.yml') or '/' in str(check['tasks']):
+            raise AnsibleFilterError('%s: tasks %r; the name of a task file of roles/verify/tasks'
+                                     % (where, check['tasks']))
+        _valid_rows(check, where)
+        if bool(check.get('opt_in')) != bool(check.get('opt_in_reason')):
+            raise AnsibleFilterError('%s: opt_in and opt_in_reason go together' % where)
+        client = _bool(check.get('client', False), '%s: client' % where)
+        if client:
+            client_seen = client_seen or check['id']
+        elif client_seen:
+            # Client checks run in a second pass (another interpreter), after the client check.
+            raise AnsibleFilterError('%s: comes after the client check %r; checks with client: true go last'
+                                     % (where, client_seen))
+    return checks
+
+
+def selected_tags(run_tags, skip_tags):
+    """The verify tags a run with these ansible_run_tags and ansible_skip_tags selects."""
+    run_tags = set(run_tags or [])
+    skip_tags = set(skip_tags or [])
+    return [tag for tag in TAGS if tag not in skip_tags and run_tags & set(SELECT_ALL + (tag,))]
+
+
+def applies_to(check, host, groups):
+    """Whether the check runs on (or, not run, is reported for) this host."""
+    groups = groups or {}
+    if check['hosts'] == 'ipu_nodes':
+        return host in (groups.get('ipu_nodes') or [])
+    if check['hosts'] == 'api':
+        return host == (list(groups.get('control_plane') or []) or [host])[0]
+    return True
+
+
+def verify_plan(checks, host, groups, run_tags, skip_tags, opted_in=None, tag_skip=None, check_mode=False):
+    """What this host runs, and why each other check of this host does not run.
+
+    opted_in: {variable: value} for the checks' opt_in variables.
+    tag_skip: {tag: reason}, why a check the run did not select is SKIP.
+    Returns {selected, tags, run, run_client, not_run}: selected is whether the run selects
+    any verify check (no report otherwise); run and run_client the checks to run here, in
+    list order, without and with the Kubernetes client; not_run {check id: reason}.
+    """
+    checks = verify_checks_valid(checks)
+    opted_in = opted_in or {}
+    tag_skip = tag_skip or {}
+    tags = selected_tags(run_tags, skip_tags)
+    plan = {'selected': bool(tags), 'tags': tags, 'run': [], 'run_client': [], 'not_run': {}}
+    if not tags:
+        return plan
+    for check in checks:
+        if not applies_to(check, host, groups):
+            continue
+        opt_in = check.get('opt_in')
+        if opt_in and opt_in not in opted_in:
+            raise AnsibleFilterError('verify_plan: no value given for %s, the opt-in of check %s' % (opt_in, check['id']))
+        if opt_in and not _bool(opted_in[opt_in], opt_in):
+            plan['not_run'][check['id']] = check['opt_in_reason']
+        elif not any(tag in tags for tag in check['tags']):
+            plan['not_run'][check['id']] = tag_skip.get(check['tags'][0]) or (
+                'not run: the run skipped the tag %s' % check['tags'][0])
+        elif check.get('check_mode') and _bool(check_mode, 'check_mode'):
+            plan['not_run'][check['id']] = check['check_mode']
+        else:
+            plan['run_client' if _bool(check.get('client', False), 'client') else 'run'].append(check)
+    return plan
+
+
+def _row(host, title, expected, observed, status):
+    return {'host': str(host), 'check': str(title), 'expected': ' '.join(str(expected).split()),
+            'observed': ' '.join(str(observed).split()), 'status': status}
+
+
+def _observed_rows(host, row, observation):
+    """The rows of one observation (a mapping, or a list of them: one row per host)."""
+    rows = []
+    for entry in observation if isinstance(observation, list) else [observation]:
+        if not isinstance(entry, dict) or set(entry) - OBSERVATION_FIELDS:
+            raise AnsibleFilterError('verify_rows: observation %r of row %s; a mapping of %s'
+                                     % (entry, row['id'], ', '.join(sorted(OBSERVATION_FIELDS))))
+        if entry.get('skip'):
+            status, observed = 'SKIP', entry['skip']
+        else:
+            status = 'PASS' if _bool(entry.get('ok', True), 'ok of row %s' % row['id']) else 'FAIL'
+            observed = entry.get('observed', '')
+        rows.append(_row(entry.get('host') or host, entry.get('title') or row['title'],
+                         entry.get('expected') or row['expected'], observed, status))
+    return rows
+
+
+def _check_rows(check, host, seen):
+    """The rows of a check that ran, from what it registered (seen)."""
+    seen = seen or {}
+    rows, failed = [], False
+    # A step that reports nothing of its own still shows its failure, under its title.
+    for row in check_rows(check) or ([{'id': check['id'], 'title': check['title'], 'expected': 'no error'}]
+                                      if seen.get('error') else []):
+        if row['id'] in seen:
+            rows.extend(_observed_rows(host, row, seen[row['id']]))
+        elif seen.get('error') and not failed:
+            failed = True
+            why = ('%s: %s' % (seen['step'], seen['error'])) if seen.get('step') else seen['error']
+            rows.append(_row(host, row['title'], row['expected'], why, 'FAIL'))
+        elif seen.get('error'):
+            rows.append(_row(host, row['title'], row['expected'],
+                             'not run: %s failed' % (seen.get('step') or 'a step before it'), 'SKIP'))
+        elif seen.get('skip'):
+            rows.append(_row(host, row['title'], row['expected'], seen['skip'], 'SKIP'))
+        else:
+            # A check that registered nothing for a row has a defect: show it, do not pass it.
+            rows.append(_row(host, row['title'], row['expected'],
+                             'the check %s registered no observation for this row' % check['id'], 'FAIL'))
+    return rows
+
+
+def verify_rows(checks, plan, seen, host, error=None):
+    """The host's rows, in list order, from the plan and what each check registered.
+
+    seen: {check id: {row id: observation, skip: reason, error: message, step: task name}},
+    an observation being {observed, ok (default true), skip, expected, title, host} or a
+    list of them. A check of the plan with nothing registered did not run (its client was
+    not ready, or the run stopped before it): SKIP. error: an unexpected error of the verify run itself, one FAIL row.
+    """
+    checks = verify_checks_valid(checks)
+    seen = seen or {}
+    ran = {check['id'] for check in plan.get('run', []) + plan.get('run_client', [])}
+    rows = []
+    for check in checks:
+        reason = plan.get('not_run', {}).get(check['id'])
+        if check['id'] in ran and check['id'] in seen:
+            rows.extend(_check_rows(check, host, seen[check['id']]))
+            continue
+        if check['id'] in ran:
+            reason = ('not run: the Python Kubernetes client is not ready (see its row)' if check.get('client')
+                      else 'not run: the verify run stopped before it (see the verify run row)')
+        elif reason is None or _bool(check.get('prerequisite', False), 'prerequisite'):
+            continue
+        rows.extend(_row(host, row['title'], row['expected'], reason, 'SKIP') for row in check_rows(check))
+    if error:
+        rows.append(_row(host, 'verify run', 'every check runs', error, 'FAIL'))
+    return rows
+
+
+def _cell(text):
+    return ' '.join(str(text).split()).replace('|', '\\|')
+
+
+HOSTS_TEXT = {'k8s_cluster': 'every node', 'ipu_nodes': 'IPU nodes', 'api': 'first control-plane host'}
+
+
+def verify_checks_table(checks, tag_skip=None):
+    """The checks as the README's Markdown table (titles already rendered)."""
+    checks = verify_checks_valid(checks)
+    tag_skip = tag_skip or {}
+    lines = ['| Check | Rows | Scope | Runs on | Tags | Task file | When it does not run |',
+             '| --- | --- | --- | --- | --- | --- | --- |']
+    for check in checks:
+        rows = check_rows(check)
+        if not rows or _bool(check.get('prerequisite', False), 'prerequisite'):
+            when = NOT_REPORTED
+        else:
+            when = 'SKIP: %s' % (tag_skip.get(check['tags'][0]) or 'not run: the run skipped the tag %s'
+                                 % check['tags'][0])
+        if check.get('check_mode'):
+            when += '; in check mode SKIP: %s' % check['check_mode']
+        if check.get('opt_in'):
+            when += '; opt-in (`%s`), otherwise SKIP: %s' % (check['opt_in'], check['opt_in_reason'])
+        lines.append('| %s | %s | %s | %s | %s | `%s` | %s |' % (
+            _cell(check['title']), _cell('; '.join(row['title'] for row in rows)) or '(none)',
+            check['scope'], HOSTS_TEXT[check['hosts']], ', '.join('`%s`' % tag for tag in check['tags']),
+            check['tasks'], _cell(when)))
+    return '\n'.join(lines)
+
+
+class FilterModule:
+    """Filters that select verify's checks, make the report's rows and describe the list."""
+
+    def filters(self):
+        return {
+            'verify_plan': verify_plan,
+            'verify_rows': verify_rows,
+            'verify_checks_table': verify_checks_table,
+        }
