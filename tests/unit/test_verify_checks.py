@@ -49,7 +49,7 @@ def rendered(value):
 CHECKS = rendered(VARS['__verify_checks'])
 TAG_SKIP = rendered(VARS['__verify_tag_skip'])
 GROUPS = {'control_plane': ['cp1'], 'ipu_nodes': ['ipu1', 'cp1'], 'k8s_cluster': ['cp1', 'ipu1', 'w1']}
-ALL = {'verify_ipujob_smoke_test': False, 'verify_rdma_traffic': False}
+ALL = {'verify_ipujob_smoke_test': False, 'verify_rdma_traffic': False, 'verify_rdma_perftest': False}
 
 
 def plan(host, run_tags=('all',), skip_tags=(), opted_in=None, checks=None):
@@ -85,15 +85,18 @@ def test_main_yml_runs_the_list_and_names_no_check_file():
 def test_a_full_run_runs_every_check_that_applies_in_list_order():
     api = plan('cp1')
     assert ids(api['run'] + api['run_client']) == ids(
-        [c for c in CHECKS if c['id'] not in ('ipujob', 'rdma_traffic')])  # cp1 is an IPU node and the API host here
+        [c for c in CHECKS if c['id'] not in ('ipujob', 'rdma_traffic', 'rdma_perftest')])  # cp1: IPU node and API host
     assert [row['check'] for row in api['skipped']] == ['RDMA traffic (verbs RC, node to peer)',
+                                                        'RDMA traffic between two pods (ib_write_bw over net1)',
                                                         'IPUJob smoke test (mnist)']
-    assert api['skipped'][1]['observed'] == 'IPUJob smoke test is opt-in: -e verify_ipujob_smoke_test=true'
+    assert api['skipped'][1]['observed'] == (
+        'RDMA traffic between two pods is opt-in: -e verify_rdma_perftest=true (two IPU nodes, an image with perftest)')
+    assert api['skipped'][2]['observed'] == 'IPUJob smoke test is opt-in: -e verify_ipujob_smoke_test=true'
     worker = plan('w1')
     assert ids(worker['run']) == ['memlock'] and worker['run_client'] == [] and worker['skipped'] == []
     ipu = plan('ipu1', opted_in={'verify_ipujob_smoke_test': True, 'verify_rdma_traffic': True})
     assert ids(ipu['run']) == ['memlock', 'rdma_device', 'rdma_derived', 'datapath', 'container', 'rdma_traffic',
-                               'macvlan_read', 'cni_files', 'macvlan_matches']
+                               'container_rdma_traffic', 'macvlan_read', 'cni_files', 'macvlan_matches']
     assert ipu['skipped'] == []
 
 
@@ -103,7 +106,8 @@ def test_opting_in_runs_the_ipujob():
 
 def test_skipping_the_cluster_tag_reports_the_cluster_checks_with_the_sites_reason():
     ipu = plan('ipu1', skip_tags=['verify_cluster'])
-    assert ids(ipu['run']) == ['memlock', 'rdma_device', 'rdma_derived', 'datapath', 'container']
+    assert ids(ipu['run']) == ['memlock', 'rdma_device', 'rdma_derived', 'datapath', 'container',
+                               'container_rdma_traffic']
     assert [(r['check'], r['expected'], r['observed'], r['status'], r['host']) for r in ipu['skipped']] == [
         ('RDMA traffic (verbs RC, node to peer)', 'runs on the node',
          'RDMA traffic is opt-in: -e verify_rdma_traffic=true with verify_rdma_traffic_peer', 'SKIP', 'ipu1'),
@@ -116,7 +120,7 @@ def test_skipping_the_cluster_tag_reports_the_cluster_checks_with_the_sites_reas
         'nodes Ready', 'rdma/rdma_shared_device_a allocatable', 'Network Operator pods Ready',
         'IPU Operator pods Ready', 'IPU Operator webhook certificate',
         "rdma-net takes each node's CNI file (several IPU-PODs)", 'RDMA test pod (net1, routes, memlock)',
-        'IPUJob smoke test (mnist)']
+        'RDMA traffic between two pods (ib_write_bw over net1)', 'IPUJob smoke test (mnist)']
     # Opt-in says so whatever the tags; opted in, the tag is the reason.
     assert api['skipped'][-1]['observed'].startswith('IPUJob smoke test is opt-in')
     opted = plan('cp1', skip_tags=['verify_cluster'], opted_in={'verify_ipujob_smoke_test': True})
@@ -131,8 +135,10 @@ def test_the_cluster_tag_alone_reports_the_node_checks_as_skipped():
         'containerd LimitMEMLOCK (systemd)', 'containerd memlock (running process)', 'RDMA device',
         'RDMA data path (macvlan to V-IPU)', 'pod container: net1 from the macvlan CNI plugin',
         'pod container: memlock', 'pod container: RDMA memory region',
-        'pod container: V-IPU controller answers on net1', 'RDMA traffic (verbs RC, node to peer)']
-    assert {r['observed'] for r in ipu['skipped'][:-1]} == {'not run: the run skipped the tag verify_node'}
+        'pod container: V-IPU controller answers on net1', 'RDMA traffic (verbs RC, node to peer)',
+        'pod container: RDMA traffic from net1']
+    assert {r['observed'] for r in ipu['skipped'][:-2] + ipu['skipped'][-1:]} == {
+        'not run: the run skipped the tag verify_node'}
 
 
 @pytest.mark.parametrize('run_tags, skip_tags, selected', [
@@ -191,7 +197,8 @@ def test_a_broken_entry_is_refused_naming_it(change, message):
 
 def test_an_opt_in_without_its_value_is_refused():
     with pytest.raises(AnsibleFilterError, match='verify_ipujob_smoke_test'):
-        verify_checks.verify_plan(CHECKS, 'cp1', GROUPS, ['all'], [], {'verify_rdma_traffic': False}, TAG_SKIP)
+        verify_checks.verify_plan(CHECKS, 'cp1', GROUPS, ['all'], [],
+                                  {'verify_rdma_traffic': False, 'verify_rdma_perftest': False}, TAG_SKIP)
 
 
 def test_the_readme_table_is_the_list():
