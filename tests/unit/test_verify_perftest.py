@@ -90,3 +90,10 @@ def test_no_status_or_no_such_interface_gives_no_address():
 def test_a_network_status_that_is_not_json_is_refused():
     with pytest.raises(AnsibleFilterError, match='network-status is not JSON'):
         verify_perftest.verify_network_status_ip({'k8s.v1.cni.cncf.io/network-status': '[{'}, 'net1')
+
+
+def test_the_nodes_are_the_pinned_pair_or_the_first_two_ipu_nodes_by_their_kubernetes_names():
+    hostvars = {'ipu-a': {'ipu_k8s_node_name': 'node-a'}, 'ipu-b': {}, 'ipu-c': {}}
+    assert verify_perftest.verify_perftest_nodes([], ['ipu-a', 'ipu-b', 'ipu-c'], hostvars) == ['node-a', 'ipu-b']
+    assert verify_perftest.verify_perftest_nodes(['n2', 'n1'], ['ipu-a', 'ipu-b'], hostvars) == ['n2', 'n1']
+    assert verify_perftest.verify_perftest_nodes([], ['ipu-a'], hostvars) == ['node-a']
