@@ -52,7 +52,7 @@ TAG_SKIP = rendered(VARS['__verify_tag_skip'])
 CLUSTER_SKIP = 'not run: the run skipped the tag verify_cluster'
 NODE_SKIP = 'not run: the run skipped the tag verify_node'
 GROUPS = {'control_plane': ['cp1'], 'ipu_nodes': ['ipu1', 'cp1'], 'k8s_cluster': ['cp1', 'ipu1', 'w1']}
-ALL = {'verify_ipujob_smoke_test': False, 'verify_rdma_traffic': False}
+ALL = {'verify_ipujob_smoke_test': False, 'verify_rdma_traffic': False, 'verify_rdma_perftest': False}
 
 
 def plan(host, run_tags=('all',), skip_tags=(), opted_in=None, checks=None, check_mode=False):
@@ -108,15 +108,17 @@ def test_main_yml_runs_the_list_and_names_no_check_file():
 def test_a_full_run_runs_every_check_that_applies_in_list_order():
     api = plan('cp1')
     assert ids(api['run'] + api['run_client']) == ids(
-        [c for c in CHECKS if c['id'] not in ('ipujob', 'rdma_traffic')])  # cp1 is an IPU node and the API host here
+        [c for c in CHECKS if c['id'] not in ('ipujob', 'rdma_traffic', 'rdma_perftest')])  # cp1: IPU node and API host
     assert api['not_run'] == {'rdma_traffic': ('RDMA traffic is opt-in: -e verify_rdma_traffic=true with '
                                                'verify_rdma_traffic_peer'),
+                              'rdma_perftest': ('RDMA traffic between two pods is opt-in: -e verify_rdma_perftest=true '
+                                                '(two IPU nodes, an image with perftest)'),
                               'ipujob': 'IPUJob smoke test is opt-in: -e verify_ipujob_smoke_test=true'}
     worker = plan('w1')
     assert ids(worker['run']) == ['memlock'] and worker['run_client'] == [] and worker['not_run'] == {}
     ipu = plan('ipu1', opted_in={'verify_ipujob_smoke_test': True, 'verify_rdma_traffic': True})
     assert ids(ipu['run']) == ['memlock', 'rdma_device', 'rdma_derived', 'datapath', 'container', 'rdma_traffic',
-                               'macvlan_read', 'cni_files', 'macvlan_matches']
+                               'container_rdma_traffic', 'macvlan_read', 'cni_files', 'macvlan_matches']
     assert ipu['not_run'] == {}
 
 
@@ -145,7 +147,8 @@ def test_a_failed_step_fails_the_next_row_and_skips_the_rest():
                           'memlock': {'observed': 'ulimit -l 8192 as uid 1000', 'ok': False},
                           'step': 'Register an RDMA memory region in the container',
                           'error': "Couldn't register MR"}}
-    got = [r for r in rows('ipu1', seen, skip_tags=['verify_cluster']) if r['check'].startswith('pod container')]
+    container = {row['title'] for row in verify_checks.check_rows(next(c for c in CHECKS if c['id'] == 'container'))}
+    got = [r for r in rows('ipu1', seen, skip_tags=['verify_cluster']) if r['check'] in container]
     assert table(got) == [
         ('pod container: net1 from the macvlan CNI plugin', 'PASS', 'net1 10.247.209.254/23 mtu 9000'),
         ('pod container: memlock', 'FAIL', 'ulimit -l 8192 as uid 1000'),
@@ -234,8 +237,9 @@ def test_the_cluster_tag_alone_reports_the_node_checks_as_skipped():
         'containerd LimitMEMLOCK (systemd)', 'containerd memlock (running process)', 'RDMA device',
         'RDMA data path (macvlan to V-IPU)', 'pod container: net1 from the macvlan CNI plugin',
         'pod container: memlock', 'pod container: RDMA memory region',
-        'pod container: V-IPU controller answers on net1', 'RDMA traffic (verbs RC, node to peer)']
-    assert {r['observed'] for r in skipped[:-1]} == {NODE_SKIP}
+        'pod container: V-IPU controller answers on net1', 'RDMA traffic (verbs RC, node to peer)',
+        'pod container: RDMA traffic from net1']
+    assert {r['observed'] for r in skipped[:-2] + skipped[-1:]} == {NODE_SKIP}
 
 
 def test_client_checks_that_could_not_run_are_reported():
@@ -325,7 +329,8 @@ def test_a_malformed_observation_is_refused_naming_its_row():
 
 def test_an_opt_in_without_its_value_is_refused():
     with pytest.raises(AnsibleFilterError, match='verify_ipujob_smoke_test'):
-        verify_checks.verify_plan(CHECKS, 'cp1', GROUPS, ['all'], [], {'verify_rdma_traffic': False}, TAG_SKIP)
+        verify_checks.verify_plan(CHECKS, 'cp1', GROUPS, ['all'], [],
+                                  {'verify_rdma_traffic': False, 'verify_rdma_perftest': False}, TAG_SKIP)
 
 
 def test_the_readme_table_is_the_list():
