@@ -224,11 +224,13 @@ class KillAfter:
 
 
 def run_playbook(playbook, inventory, work_dir, extravars=None, envvars=None, cmdline=None, *,
-                 netns=None, clean_env=False, timeout=None, stdout_callback='ipu_k8s_progress', kill_after=None):
+                 netns=None, wrap=None, clean_env=False, timeout=None, stdout_callback='ipu_k8s_progress',
+                 kill_after=None):
     """Run one playbook from the repository root with the project's settings.
 
     cmdline: extra ansible-playbook arguments (a string, or a list that is quoted here).
-    netns: a network namespace name to run ansible-playbook in. clean_env: see the module's
+    netns: a network namespace name to run ansible-playbook in. wrap: a command ansible-playbook
+    runs under (its arguments follow). clean_env: see the module's
     docstring. timeout: seconds before runner ends the run (status 'timeout').
     """
     # one private data dir per run: runner does not overwrite the env/ files of an earlier one
@@ -261,6 +263,8 @@ def run_playbook(playbook, inventory, work_dir, extravars=None, envvars=None, cm
     if clean_env:
         # keep what the caller gave and what runner set; drop what came from the shell as is
         config.env = {k: v for k, v in config.env.items() if k in env or os.environ.get(k) != v}
+    if wrap:
+        config.command = list(wrap) + list(config.command)
     if netns:
         config.command = [shutil.which('ip', path=SYSTEM_PATH), 'netns', 'exec', str(netns)] + list(config.command)
     runner.run()
