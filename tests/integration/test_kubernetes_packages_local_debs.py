@@ -62,3 +62,16 @@ def test_a_file_without_its_sha256_is_refused_before_anything_is_copied(site, ca
     assert f"kubelet_{VERSION}-1.1_amd64.deb has sha256 {site['sums'][f'kubelet_{VERSION}-1.1_amd64.deb']}" in message
     assert 'kubernetes_packages_debs_sha256' in message
     assert not site['cache'].exists()
+
+
+@pytest.mark.parametrize('form', ['prefixed', 'upper-case'])
+def test_a_checksum_not_in_sha256sum_form_is_refused_naming_the_fix(site, form):
+    name = f'kubeadm_{VERSION}-1.1_amd64.deb'
+    sums = dict(site['sums'])
+    sums[name] = 'sha256:' + sums[name] if form == 'prefixed' else sums[name].upper()
+    result = run(site, sums)
+    assert result.rc != 0
+    message = ' '.join(' '.join(result.failures().values()).split())
+    assert 'kubernetes_packages_debs_sha256' in message and sums[name] in message, message
+    assert 'without a "sha256:" prefix' in message, message
+    assert not site['cache'].exists()
