@@ -72,8 +72,7 @@ def node(tmp_path):
         'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}},
         'children': {'k8s_cluster': {'children': {'control_plane': {'hosts': {'cp1': None}}}}}}}))
     (tmp_path / 'vars.json').write_text(json.dumps({
-        '__kubeadm_kubernetes_dir': str(paths['k']), '__kubeadm_kubelet_dir': str(paths['kubelet']),
-        '__kubeadm_admin_conf': str(paths['k'] / 'admin.conf'),
+        'ipu_k8s_kubernetes_dir': str(paths['k']), 'ipu_k8s_kubelet_dir': str(paths['kubelet']),
         'kubeadm_config_path': str(tmp_path / 'kubeadm-config.yaml'), 'kubeadm_api_server_timeout': 0}))
     return dict(paths, dir=tmp_path, log=log)
 
