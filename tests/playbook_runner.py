@@ -206,16 +206,21 @@ class HostView:
 
 class KillAfter:
     """Event handler and cancel callback of a run killed after one task (run_playbook's
-    kill_after)."""
+    kill_after; molecule/default/interrupt.py): armed by the task's result, it asks runner
+    to cancel as the next task starts, so no handler of that run can fire."""
 
     def __init__(self, task):
         self.task, self.armed, self.killed = task, False, False
+
+    def hit(self, data):
+        """Whether a result event is the task's: its name, or "role : name"."""
+        return self.task in (data.get('task'), task_name(data))
 
     def event(self, event):
         kind, data = event.get('event'), event.get('event_data', {})
         if kind in ('playbook_on_task_start', 'playbook_on_handler_task_start') and self.armed:
             self.killed = True
-        elif kind in ('runner_on_ok', 'runner_on_failed') and self.task in (data.get('task'), task_name(data)):
+        elif kind in ('runner_on_ok', 'runner_on_failed') and self.task and self.hit(data):
             self.armed = True
         return True
 
