@@ -275,5 +275,7 @@ def run_playbook(playbook, inventory, work_dir, extravars=None, envvars=None, cm
     runner.run()
     with open(os.path.join(config.artifact_dir, 'stdout'), encoding='utf-8', errors='replace') as f:
         stdout = f.read()
-    return PlaybookRun(status=runner.status, rc=runner.rc, stats=runner.stats or {}, events=list(runner.events),
+    # runner also hands back bare stdout records (no "event"), e.g. around a handler flush
+    return PlaybookRun(status=runner.status, rc=runner.rc, stats=runner.stats or {},
+                       events=[e for e in runner.events if 'event' in e],
                        stdout=stdout)

@@ -28,7 +28,8 @@ def site(tmp_path):
         deb.write_bytes(b'!<arch>\n' + name.encode())
         sums[deb.name] = hashlib.sha256(deb.read_bytes()).hexdigest()
     (tmp_path / 'play.yml').write_text(yaml.safe_dump([{'hosts': 'node', 'gather_facts': False, 'tasks': [
-        {'ansible.builtin.include_role': {'name': 'kubernetes_packages', 'tasks_from': 'install_local'}}]}]))
+        {'ansible.builtin.include_role': {'name': 'kubernetes_packages', 'tasks_from': step}}
+        for step in ('validate', 'install_local')]}]))
     (tmp_path / 'hosts.json').write_text(json.dumps({'all': {'hosts': {'node': {
         'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}}}}))
     return {'dir': tmp_path, 'debs': debs, 'sums': sums, 'cache': tmp_path / 'cache'}
