@@ -173,7 +173,8 @@ def rendered(tmp_path_factory):
         derived = json.loads((host_dir / 'derived.json').read_text())
         files = {
             'derived': derived,
-            'calico': Path(derived['calico_resources_path']).read_text(),
+            # calico_manifests_dir/<release>/custom-resources.yaml (the test inventory's calico_manifests_dir)
+            'calico': (host_dir / 'calico' / derived['calico_version'] / 'custom-resources.yaml').read_text(),
         }
         kubeadm = host_dir / 'kubeadm' / 'kubeadm-config.yaml'
         if kubeadm.exists():
@@ -431,7 +432,6 @@ def test_calico_release_and_manifests_follow_the_kubernetes_minor(rendered, mino
     if version >= 'v3.30':
         expected = ['operator-crds.yaml'] + expected
     assert derived['calico_manifests'] == expected
-    assert derived['calico_resources_path'].endswith(f'/calico/{version}/custom-resources.yaml')
 
 
 # --- Kubernetes packages -----------------------------------------------------------------
