@@ -591,35 +591,6 @@ def test_roles_never_use_the_legacy_repository_or_apt_key():
                 assert not re.search(r'\bapt[-_]key\b', text), path
 
 
-# join.yml is run for real, its failure message included: tests/integration/test_kubeadm_join.py.
-@pytest.mark.parametrize('task_file', ['init.yml'])
-def test_kubeadm_failures_are_reported_without_their_secrets(task_file):
-    from ansible.parsing.dataloader import DataLoader
-    from ansible.template import Templar, trust_as_template
-
-    tasks = yaml.safe_load((ROOT / 'roles' / 'kubeadm' / 'tasks' / task_file).read_text())
-    guarded = next(task for task in tasks if 'block' in task)
-    # Every command that prints a token or key is kept out of the logs...
-    assert all(task.get('no_log') is True for task in guarded['block'])
-    message = guarded['rescue'][0]['ansible.builtin.fail']['msg']
-    token = 'abcdef.0123456789abcdef'
-    key = 'a' * 64
-    stderr = ("error execution phase preflight: couldn't validate the identity of the API Server: "
-              f'token {token}, certificate key {key}')
-    templar = Templar(loader=DataLoader(), variables={
-        'inventory_hostname': 'node1',
-        'kubeadm_config_path': '/etc/kubernetes/kubeadm-config.yaml',
-        'ansible_failed_task': {'name': 'Run kubeadm'},
-        'ansible_failed_result': {'stderr': stderr, 'rc': 1},
-    })
-    rendered = templar.template(trust_as_template(message))
-    # ...and its failure still says what went wrong and what to do, minus the secrets.
-    assert token not in rendered and key not in rendered
-    assert '<token>' in rendered and '<key>' in rendered
-    assert "couldn't validate the identity of the API Server" in rendered
-    assert 'kubeadm reset -f' in rendered
-
-
 # --- Playbooks -------------------------------------------------------------------------
 
 def _run(playbook, inventory, work_dir, *args, netns=None, wrap=None, timeout=120):
