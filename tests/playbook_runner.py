@@ -206,16 +206,21 @@ class HostView:
 
 class KillAfter:
     """Event handler and cancel callback of a run killed after one task (run_playbook's
-    kill_after)."""
+    kill_after; molecule/default/interrupt.py): armed by the task's result, it asks runner
+    to cancel as the next task starts, so no handler of that run can fire."""
 
     def __init__(self, task):
         self.task, self.armed, self.killed = task, False, False
+
+    def hit(self, data):
+        """Whether a result event is the task's: its name, or "role : name"."""
+        return self.task in (data.get('task'), task_name(data))
 
     def event(self, event):
         kind, data = event.get('event'), event.get('event_data', {})
         if kind in ('playbook_on_task_start', 'playbook_on_handler_task_start') and self.armed:
             self.killed = True
-        elif kind in ('runner_on_ok', 'runner_on_failed') and self.task in (data.get('task'), task_name(data)):
+        elif kind in ('runner_on_ok', 'runner_on_failed') and self.task and self.hit(data):
             self.armed = True
         return True
 
@@ -224,11 +229,13 @@ class KillAfter:
 
 
 def run_playbook(playbook, inventory, work_dir, extravars=None, envvars=None, cmdline=None, *,
-                 netns=None, clean_env=False, timeout=None, stdout_callback='ipu_k8s_progress', kill_after=None):
+                 netns=None, wrap=None, clean_env=False, timeout=None, stdout_callback='ipu_k8s_progress',
+                 kill_after=None):
     """Run one playbook from the repository root with the project's settings.
 
     cmdline: extra ansible-playbook arguments (a string, or a list that is quoted here).
-    netns: a network namespace name to run ansible-playbook in. clean_env: see the module's
+    netns: a network namespace name to run ansible-playbook in. wrap: a command ansible-playbook
+    runs under (its arguments follow). clean_env: see the module's
     docstring. timeout: seconds before runner ends the run (status 'timeout').
     """
     # one private data dir per run: runner does not overwrite the env/ files of an earlier one
@@ -261,10 +268,14 @@ def run_playbook(playbook, inventory, work_dir, extravars=None, envvars=None, cm
     if clean_env:
         # keep what the caller gave and what runner set; drop what came from the shell as is
         config.env = {k: v for k, v in config.env.items() if k in env or os.environ.get(k) != v}
+    if wrap:
+        config.command = list(wrap) + list(config.command)
     if netns:
         config.command = [shutil.which('ip', path=SYSTEM_PATH), 'netns', 'exec', str(netns)] + list(config.command)
     runner.run()
     with open(os.path.join(config.artifact_dir, 'stdout'), encoding='utf-8', errors='replace') as f:
         stdout = f.read()
-    return PlaybookRun(status=runner.status, rc=runner.rc, stats=runner.stats or {}, events=list(runner.events),
+    # runner also hands back bare stdout records (no "event"), e.g. around a handler flush
+    return PlaybookRun(status=runner.status, rc=runner.rc, stats=runner.stats or {},
+                       events=[e for e in runner.events if 'event' in e],
                        stdout=stdout)

@@ -24,45 +24,40 @@ import os
 import shlex
 import sys
 import tempfile
+from pathlib import Path
 
 import ansible_runner
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'tests'))
+from playbook_runner import KillAfter, task_name  # noqa: E402
 
 RESULT_EVENTS = ('runner_on_ok', 'runner_on_failed')
 
 
-def task_name(data):
-    """The task's name as Ansible prints it: "role : task" inside a role."""
-    return '%s : %s' % (data['role'], data.get('task', '')) if data.get('role') else data.get('task', '')
-
-
-class Watch:
-    """The event handler: records the tasks, the handlers notified and those that ran, arms
-    after the target's result and asks for the cancel when the next task starts."""
+class Watch(KillAfter):
+    """tests/playbook_runner.py's KillAfter for a task named by the start of "role : task",
+    recording the tasks started and the handlers that ran."""
 
     def __init__(self, after):
-        self.after = after
-        self.started, self.notified, self.handlers_ran = [], set(), []
-        self.current, self.armed, self.killed_after = None, False, None
+        super().__init__(after)
+        self.started, self.notified, self.handlers_ran, self.killed_after = [], set(), [], None
+
+    def hit(self, data):
+        return task_name(data).startswith(self.task)
 
     def event(self, event):
         kind, data = event.get('event'), event.get('event_data', {})
         if kind in ('playbook_on_task_start', 'playbook_on_handler_task_start'):
             if self.armed and self.killed_after is None:
                 # The task after the target has just started: its handlers never will.
-                self.killed_after = self.current
-            self.current = task_name(data)
-            self.started.append(self.current)
+                self.killed_after = self.started[-1]
+            self.started.append(task_name(data))
         elif kind == 'playbook_on_notify':
             self.notified.add(data.get('handler'))
-        elif kind in RESULT_EVENTS and self.after and self.current and self.current.startswith(self.after):
-            self.armed = True
         # a handler's result: a task named as a notified handler ("role : name")
         if kind in RESULT_EVENTS and task_name(data) in self.notified:
             self.handlers_ran.append(task_name(data))
-        return True
-
-    def cancel(self):
-        return self.killed_after is not None
+        return super().event(event)
 
 
 def main():

@@ -93,10 +93,9 @@ def cluster(tmp_path):
     hosts['cp1']['ipu_k8s_client_ready'] = False
     (tmp_path / 'hosts.json').write_text(json.dumps({'all': {'hosts': hosts, 'children': {'k8s_cluster': {'children': {
         'control_plane': {'hosts': {'cp1': None, 'cp2': None}}, 'workers': {'hosts': {'w1': None, 'w2': None}}}}}}}))
-    # each host's /etc/kubernetes is a directory of its own (role vars outrank inventory ones)
+    # each host's /etc/kubernetes is a directory of its own (extra vars outrank the role's vars)
     (tmp_path / 'vars.json').write_text(json.dumps({
-        '__kubeadm_kubelet_conf': str(tmp_path) + '/{{ inventory_hostname }}/kubelet.conf',
-        '__kubeadm_join_config': str(tmp_path) + '/{{ inventory_hostname }}/ipu-k8s-join.yaml'}))
+        'ipu_k8s_kubernetes_dir': str(tmp_path) + '/{{ inventory_hostname }}'}))
     (tmp_path / 'play.yml').write_text(yaml.safe_dump([{
         'hosts': 'all:!cp1', 'gather_facts': False, 'any_errors_fatal': True,
         'tasks': [{'ansible.builtin.include_role': {'name': 'kubeadm', 'tasks_from': 'join'}}]}]))

@@ -1,5 +1,6 @@
-"""kubeadm init interrupted after its kubeconfig phase is never taken as done, and one
-whose control plane came up is finished with kubeadm's own phases.
+"""kubeadm init interrupted after its kubeconfig phase is never taken as done, one
+whose control plane came up is finished with kubeadm's own phases, and a failed one is
+reported without the secrets kubeadm printed.
 
 The real roles/kubeadm/tasks/init.yml runs through ansible-runner (its events read) on this machine over
 the local connection, every path under tmp_path. `kubeadm` and `kubectl` are stand-ins
@@ -25,6 +26,8 @@ echo "$*" >> {log}
 K={k}
 case "$1 $2" in
   "init --config")
+    [ "$STOP_AFTER" = preflight ] && {{ echo "error execution phase preflight: token abcdef.0123456789abcdef," \
+      "certificate key $(printf 'a%.0s' $(seq 64))" >&2; exit 1; }}
     mkdir -p $K/pki $K/manifests {kubelet}
     echo ca > $K/pki/ca.crt
     echo admin > $K/admin.conf
@@ -72,8 +75,7 @@ def node(tmp_path):
         'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}},
         'children': {'k8s_cluster': {'children': {'control_plane': {'hosts': {'cp1': None}}}}}}}))
     (tmp_path / 'vars.json').write_text(json.dumps({
-        '__kubeadm_kubernetes_dir': str(paths['k']), '__kubeadm_kubelet_dir': str(paths['kubelet']),
-        '__kubeadm_admin_conf': str(paths['k'] / 'admin.conf'),
+        'ipu_k8s_kubernetes_dir': str(paths['k']), 'ipu_k8s_kubelet_dir': str(paths['kubelet']),
         'kubeadm_config_path': str(tmp_path / 'kubeadm-config.yaml'), 'kubeadm_api_server_timeout': 0}))
     return dict(paths, dir=tmp_path, log=log)
 
@@ -122,3 +124,13 @@ def test_complete_init_runs_once(node):
     second, _ = run(node)
     assert second.rc == 0 and second.changed() == 0, second.stdout[-3000:]
     assert len(calls(node)) == 1
+
+
+def test_failed_init_is_reported_without_its_secrets(node):
+    result, text = run(node, stop_after='preflight')
+    assert result.rc != 0
+    # Nothing of the run's output carries the bootstrap token or the certificate key...
+    assert 'abcdef.0123456789abcdef' not in result.stdout and 'a' * 64 not in result.stdout
+    # ...and the failure still says what went wrong and what to do.
+    assert 'kubeadm init failed on cp1 (rc 1): error execution phase preflight: token <token>' in text, text
+    assert 'certificate key <key>' in text and 'kubeadm reset -f' in text

@@ -28,7 +28,8 @@ def site(tmp_path):
         deb.write_bytes(b'!<arch>\n' + name.encode())
         sums[deb.name] = hashlib.sha256(deb.read_bytes()).hexdigest()
     (tmp_path / 'play.yml').write_text(yaml.safe_dump([{'hosts': 'node', 'gather_facts': False, 'tasks': [
-        {'ansible.builtin.include_role': {'name': 'kubernetes_packages', 'tasks_from': 'install_local'}}]}]))
+        {'ansible.builtin.include_role': {'name': 'kubernetes_packages', 'tasks_from': step}}
+        for step in ('validate', 'install_local')]}]))
     (tmp_path / 'hosts.json').write_text(json.dumps({'all': {'hosts': {'node': {
         'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}}}}))
     return {'dir': tmp_path, 'debs': debs, 'sums': sums, 'cache': tmp_path / 'cache'}
@@ -61,4 +62,17 @@ def test_a_file_without_its_sha256_is_refused_before_anything_is_copied(site, ca
     message = ' '.join(' '.join(result.failures().values()).split())
     assert f"kubelet_{VERSION}-1.1_amd64.deb has sha256 {site['sums'][f'kubelet_{VERSION}-1.1_amd64.deb']}" in message
     assert 'kubernetes_packages_debs_sha256' in message
+    assert not site['cache'].exists()
+
+
+@pytest.mark.parametrize('form', ['prefixed', 'upper-case'])
+def test_a_checksum_not_in_sha256sum_form_is_refused_naming_the_fix(site, form):
+    name = f'kubeadm_{VERSION}-1.1_amd64.deb'
+    sums = dict(site['sums'])
+    sums[name] = 'sha256:' + sums[name] if form == 'prefixed' else sums[name].upper()
+    result = run(site, sums)
+    assert result.rc != 0
+    message = ' '.join(' '.join(result.failures().values()).split())
+    assert 'kubernetes_packages_debs_sha256' in message and sums[name] in message, message
+    assert 'without a "sha256:" prefix' in message, message
     assert not site['cache'].exists()

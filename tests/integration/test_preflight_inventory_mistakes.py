@@ -200,6 +200,8 @@ def test_network_operator_checksum_that_is_not_one_is_refused(node, tmp_path):
     ('verify_datapath_netns', '../../etc', ('verify_datapath_netns is "../../etc"', 'network namespace name')),
     ('verify_datapath_link', '-force', ('verify_datapath_link is "-force"', 'Linux interface name')),
     ('verify_datapath_link', 'ipuk8sverify0000', ('verify_datapath_link is "ipuk8sverify0000"', '1 to 15')),
+    ('kubernetes_packages_debs_sha256', {'kubeadm_1.31.14-1.1_amd64.deb': 'sha256:' + 'a' * 64},
+     ('kubernetes_packages_debs_sha256 gives', 'without a "sha256:" prefix')),
     ('containerd_docker_gpg_key_local_path', 'keys/docker.asc',
      ('containerd_docker_gpg_key_local_path is "keys/docker.asc"', 'absolute path')),
     ('ipu_k8s_vipu_controllers', [{'name': 'pod1', 'host': '10.247.208.5', 'label': 'ipunode'}],

@@ -31,7 +31,7 @@ def node(tmp_path):
     join = tmp_path / 'ipu-k8s-join.yaml'
     join.write_text('token: abcdef.0123456789abcdef\n')
     return {'dir': tmp_path, 'log': log, 'state': state, 'cni': cni, 'join': join, 'vars': {
-        '__reset_join_config': str(join),
+        'ipu_k8s_join_config_path': str(join),
         'ansible_become': False,
         'reset_kubeadm_binary': str(kubeadm),
         'reset_kubeadm_state_files': [str(state)],

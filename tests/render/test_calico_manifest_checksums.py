@@ -46,7 +46,8 @@ def run_manifests(tmp_path, content, **overrides):
     play = tmp_path / 'play.yml'
     play.write_text(yaml.safe_dump([{
         'hosts': 'localhost', 'gather_facts': False,
-        'tasks': [{'ansible.builtin.include_role': {'name': 'calico', 'tasks_from': 'manifests'}}]}]))
+        'tasks': [{'ansible.builtin.include_role': {'name': 'calico', 'tasks_from': step}}
+                  for step in ('validate', 'manifests')]}]))
     extra = {'calico_version': 'v3.29.3', 'calico_manifests_local_path': str(local),
              'calico_manifests_dir': str(tmp_path / 'node'),
              'calico_manifest_checksums': {'tigera-operator.yaml': pinned}}
@@ -77,6 +78,7 @@ def test_release_without_a_pinned_sha256_is_refused(tmp_path):
     result, copied = run_manifests(tmp_path, 'kind: List\nitems: []\n', calico_version='v3.99.0',
                                    calico_manifest_checksums={})
     assert result.rc != 0
-    assert ('No pinned sha256 for operator-crds.yaml, tigera-operator.yaml of Calico v3.99.0'
-            in ' '.join(' '.join(result.failure_messages()).split()))
+    message = ' '.join(' '.join(result.failure_messages()).split())
+    assert 'calico_version is v3.99.0, and calico_manifest_checksums has no sha256' in message, message
+    assert 'operator-crds.yaml' in message and 'tigera-operator.yaml' in message, message
     assert not copied.exists()

@@ -94,11 +94,16 @@ def run(monkeypatch, args, check_mode=False):
     raise AssertionError('apt_keyring returned without exit_json or fail_json')
 
 
+def downloaded(tmp_path, text, src='k.asc', dest='k.gpg'):
+    """The fetched key as the apt repository step leaves it (src) and where the keyring goes."""
+    (tmp_path / src).write_text(text)
+    return tmp_path / src, tmp_path / dest
+
+
 @needs_gpg
 def test_documented_key_becomes_a_binary_keyring_once(monkeypatch, tmp_path, keys):
     armored, fingerprint = keys[0]
-    src, dest = tmp_path / 'k.asc', tmp_path / 'k.gpg'
-    src.write_text(armored)
+    src, dest = downloaded(tmp_path, armored)
     args = {'src': str(src), 'dest': str(dest), 'fingerprints': [fingerprint]}
     first = run(monkeypatch, args)
     assert first['changed'] is True and first['dearmored'] is True and first['fingerprints'] == [fingerprint]
@@ -110,8 +115,7 @@ def test_documented_key_becomes_a_binary_keyring_once(monkeypatch, tmp_path, key
 @needs_gpg
 def test_wrong_key_is_refused_removed_and_never_reaches_the_keyring(monkeypatch, tmp_path, keys):
     (armored, _), (_, other_fingerprint) = keys
-    src, dest = tmp_path / 'k.asc', tmp_path / 'k.gpg'
-    src.write_text(armored)
+    src, dest = downloaded(tmp_path, armored)
     with pytest.raises(ModuleFail) as failed:
         run(monkeypatch, {'src': str(src), 'dest': str(dest), 'fingerprints': [other_fingerprint],
                           'setting': 'kubernetes_packages_key_fingerprints'})
@@ -123,8 +127,7 @@ def test_wrong_key_is_refused_removed_and_never_reaches_the_keyring(monkeypatch,
 @needs_gpg
 def test_truncated_download_is_refused_and_removed(monkeypatch, tmp_path, keys):
     armored, fingerprint = keys[0]
-    src, dest = tmp_path / 'k.asc', tmp_path / 'k.gpg'
-    src.write_text(armored[: len(armored) // 2])
+    src, dest = downloaded(tmp_path, armored[: len(armored) // 2])
     with pytest.raises(ModuleFail) as failed:
         run(monkeypatch, {'src': str(src), 'dest': str(dest), 'fingerprints': [fingerprint]})
     assert 'holds no OpenPGP public key' in failed.value.result['msg']
@@ -134,8 +137,7 @@ def test_truncated_download_is_refused_and_removed(monkeypatch, tmp_path, keys):
 @needs_gpg
 def test_half_written_keyring_is_rewritten(monkeypatch, tmp_path, keys):
     armored, fingerprint = keys[0]
-    src, dest = tmp_path / 'k.asc', tmp_path / 'k.gpg'
-    src.write_text(armored)
+    src, dest = downloaded(tmp_path, armored)
     args = {'src': str(src), 'dest': str(dest), 'fingerprints': [fingerprint]}
     run(monkeypatch, args)
     whole = dest.read_bytes()
@@ -147,8 +149,7 @@ def test_half_written_keyring_is_rewritten(monkeypatch, tmp_path, keys):
 @needs_gpg
 def test_asc_keyring_is_the_verified_key_as_it_is(monkeypatch, tmp_path, keys):
     armored, fingerprint = keys[0]
-    src, dest = tmp_path / 'docker.asc.download', tmp_path / 'docker.asc'
-    src.write_text(armored)
+    src, dest = downloaded(tmp_path, armored, 'docker.asc.download', 'docker.asc')
     result = run(monkeypatch, {'src': str(src), 'dest': str(dest), 'fingerprints': [fingerprint]})
     assert result['dearmored'] is False and dest.read_text() == armored
 
@@ -156,8 +157,7 @@ def test_asc_keyring_is_the_verified_key_as_it_is(monkeypatch, tmp_path, keys):
 @needs_gpg
 def test_check_mode_writes_and_removes_nothing(monkeypatch, tmp_path, keys):
     (armored, _), (_, other_fingerprint) = keys
-    src, dest = tmp_path / 'k.asc', tmp_path / 'k.gpg'
-    src.write_text(armored)
+    src, dest = downloaded(tmp_path, armored)
     with pytest.raises(ModuleFail):
         run(monkeypatch, {'src': str(src), 'dest': str(dest), 'fingerprints': [other_fingerprint]}, check_mode=True)
     assert src.exists()

@@ -1,11 +1,13 @@
 """The containerd role's config.toml rewrite, on each containerd release's default layout.
 
 The VM runs Debian 12's containerd 1.6; these cases cover the 1.7 and 2.x layouts a
-Ubuntu or Docker-repository node gets. They template the role's own vars/main.yml with
-ansible-playbook on localhost (no VM needed):
+Ubuntu or Docker-repository node gets. They call the role's containerd_config filter with
+the role's defaults, and template its hosts.toml with ansible-playbook on localhost (no VM
+needed):
     .venv/bin/pytest molecule/default/tests/test_config_layouts.py
 """
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -14,8 +16,14 @@ import tomllib
 from pathlib import Path
 
 import pytest
+import yaml
+from ansible.errors import AnsibleFilterError
 
 ROLE = Path(__file__).resolve().parents[3] / "roles" / "containerd"
+DEFAULTS = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
+_SPEC = importlib.util.spec_from_file_location("containerd_config", ROLE / "filter_plugins" / "containerd_config.py")
+FILTER = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(FILTER)
 
 V1 = """version = 2
 [plugins]
@@ -57,34 +65,10 @@ V2_WITH_KEY = V2_WITHOUT_KEY.replace("ShimCgroup = ''\n", "ShimCgroup = ''\n    
 
 
 def render(tmp_path, default_config, **overrides):
-    """Template __containerd_config_rendered for one `containerd config default` output."""
-    (tmp_path / "default.toml").write_text(default_config)
-    (tmp_path / "overrides.json").write_text(json.dumps(overrides))
-    (tmp_path / "play.yml").write_text(
-        f"""
-- hosts: localhost
-  gather_facts: false
-  vars_files:
-    - {ROLE}/defaults/main.yml
-    - {ROLE}/vars/main.yml
-  tasks:
-    - ansible.builtin.copy:
-        content: "{{{{ __containerd_config_rendered }}}}"
-        dest: {tmp_path}/config.toml
-        mode: "0644"
-      vars:
-        __containerd_default_config:
-          stdout: "{{{{ lookup('ansible.builtin.file', '{tmp_path}/default.toml') }}}}"
-"""
-    )
-    env = dict(os.environ, ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_INVENTORY_UNPARSED_WARNING="false")
-    playbook = Path(sys.executable).with_name("ansible-playbook")
-    result = subprocess.run(
-        [str(playbook), "-e", f"@{tmp_path}/overrides.json", str(tmp_path / "play.yml")],
-        capture_output=True, text=True, env=env, check=False,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    return (tmp_path / "config.toml").read_text()
+    """config.toml for one `containerd config default` output, the role's defaults overridden."""
+    settings = dict(DEFAULTS, **overrides)
+    return FILTER.containerd_config(default_config, settings["containerd_systemd_cgroup"],
+                                    settings["containerd_sandbox_image"], settings["containerd_registry_config_dir"])
 
 
 @pytest.mark.parametrize("layout", [V1, V2_WITH_KEY, V2_WITHOUT_KEY], ids=["1.x", "2.x", "2.0-2.1-without-key"])
@@ -137,6 +121,14 @@ def test_registry_hosts_directory_survives_the_regeneration(tmp_path, layout):
     config = tomllib.loads(render(tmp_path, layout, containerd_registry_config_dir="/srv/certs.d"))
     cri = config["plugins"]["io.containerd.grpc.v1.cri" if layout == V1 else "io.containerd.cri.v1.images"]
     assert cri["registry"]["config_path"] == "/srv/certs.d"
+
+
+@pytest.mark.parametrize("missing", ["SystemdCgroup", "sandbox_image", "config_path"])
+def test_a_layout_without_a_setting_is_refused_naming_it(tmp_path, missing):
+    layout = V1.replace("runc.options]", "runc.opts]") if missing == "SystemdCgroup" else V1
+    layout = "\n".join(line for line in layout.splitlines() if not line.strip().startswith(missing)) + "\n"
+    with pytest.raises(AnsibleFilterError, match="containerd --version"):
+        render(tmp_path, layout)
 
 
 def render_hosts(tmp_path, registry, entry):

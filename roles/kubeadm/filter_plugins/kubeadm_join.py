@@ -1,10 +1,12 @@
 # -*- coding: utf-8 -*-
-"""Jinja filters of the kubeadm join: the secrets read from kubeadm's own output, and the
-message a failed join leaves on every host of the play, with the secrets cut out.
+"""Jinja filters of kubeadm init and join: the secrets read from kubeadm's own output, the
+message a failed join leaves on every host of the play, and any kubeadm output with the
+secrets cut out.
 
     "{{ __kubeadm_join_command.stdout | kubeadm_join_secrets }}"  -> {endpoint, token, ca_cert_hash}
     "{{ __kubeadm_certificate_key.stdout | kubeadm_certificate_key }}"
     "{{ hostvars | kubeadm_join_failure(ansible_play_hosts_all, inventory_hostname) }}"
+    "{{ ansible_failed_result.stderr | kubeadm_redact }}"
 """
 
 from __future__ import absolute_import, division, print_function
@@ -81,4 +83,4 @@ def kubeadm_join_failure(hostvars, hosts, host):
 class FilterModule(object):
     def filters(self):
         return {'kubeadm_join_secrets': kubeadm_join_secrets, 'kubeadm_certificate_key': kubeadm_certificate_key,
-                'kubeadm_join_failure': kubeadm_join_failure}
+                'kubeadm_join_failure': kubeadm_join_failure, 'kubeadm_redact': redact}
