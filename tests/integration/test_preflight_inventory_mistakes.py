@@ -240,6 +240,12 @@ def test_each_roles_own_rule_is_refused_at_preflight(node, tmp_path, name, value
      ('ipu_operator_webhook_cert_renew_days is "0": give a positive whole number of days',)),
     ('network_operator_wait_timeout', -1,
      ('network_operator_wait_timeout is "-1": give a positive whole number of seconds, without a unit (e.g. 300).',)),
+    ('rdma_network_wait_timeout', -1,
+     ('rdma_network_wait_timeout is "-1": give a positive whole number of seconds, without a unit (e.g. 300).',)),
+    ('verify_test_pod_timeout', 0, ('verify_test_pod_timeout is "0": give a positive whole number of seconds',)),
+    # ping -c 0 never stops (iputils): a count is a positive whole number too.
+    ('verify_datapath_ping_count', 0,
+     ('verify_datapath_ping_count is "0": give a positive whole number of repetitions',)),
     ('ipu_k8s_ipu_node_label', 'ipunode=' + 'p' * 64,
      ("ipu_k8s_ipu_node_label 'ipunode=%s' has an invalid Kubernetes label value" % ('p' * 64), 'at most 63')),
 ])

@@ -407,3 +407,9 @@ def test_days_are_a_positive_whole_number_named_as_days():
     assert checks.days_problem('ipu_operator_webhook_cert_renew_days', 30) == ''
     assert checks.days_problem('ipu_operator_webhook_cert_renew_days', '30d') == (
         'ipu_operator_webhook_cert_renew_days is "30d": give a positive whole number of days, without a unit (e.g. 30).')
+
+
+def test_a_count_is_a_positive_whole_number_named_as_repetitions():
+    assert checks.setting_problems({'verify_datapath_ping_count': 3}, 'count') == []
+    assert checks.setting_problems({'verify_datapath_ping_count': 0}, 'count') == [
+        'verify_datapath_ping_count is "0": give a positive whole number of repetitions, without a unit (e.g. 3).']

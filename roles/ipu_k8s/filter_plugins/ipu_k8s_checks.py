@@ -439,6 +439,11 @@ def days_problem(setting, value):
     return _whole_problem(setting, value, 'days', 30)
 
 
+def count_problem(setting, value):
+    """A positive whole number of repetitions (ping -c 0 would never stop)."""
+    return _whole_problem(setting, value, 'repetitions', 3)
+
+
 SETTING_RULES = {
     'image': image_problem,
     'image_or_empty': lambda setting, value: '' if value == '' else _or_empty(image_problem(setting, value)),
@@ -449,6 +454,7 @@ SETTING_RULES = {
     'duration': duration_problem,
     'seconds': seconds_problem,
     'days': days_problem,
+    'count': count_problem,
 }
 
 
