@@ -578,6 +578,15 @@ def test_apt_repository_trusts_only_the_published_key(tmp_path, request, served_
     # Idempotent, and check mode on the configured host has nothing to do either.
     assert run() == 0
     assert run('--check', '--diff') == 0
+    # A run killed after the entry was written but before apt update: the entry is in place,
+    # the lists lack the repository. The next run refreshes them; the one after has nothing to do.
+    for path in lists.iterdir():
+        if path.name.startswith('127.0.0.1'):
+            path.unlink()
+    assert run() > 0
+    indexes = sorted(p.name for p in lists.iterdir())
+    assert any(name.startswith('127.0.0.1') and '_Packages' in name for name in indexes), indexes
+    assert run() == 0
 
 
 def test_roles_never_use_the_legacy_repository_or_apt_key():
