@@ -34,11 +34,11 @@ def label_problem(label):
         return "is not key=value (exactly one '='), e.g. vipu-ctrl=pod001"
     key, value = label.split('=')
     prefix, slash, name = key.rpartition('/')
-    if (not _LABEL_NAME.match(name) or len(name) > 63
-            or (slash and (not _LABEL_PREFIX.match(prefix) or len(prefix) > 253))):
+    if (not _LABEL_NAME.fullmatch(name) or len(name) > 63
+            or (slash and (not _LABEL_PREFIX.fullmatch(prefix) or len(prefix) > 253))):
         return ("has an invalid Kubernetes label key '%s' (an optional lower-case DNS prefix and '/', then at most "
                 "63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit)" % key)
-    if not _LABEL_VALUE.match(value) or len(value) > 63:
+    if not _LABEL_VALUE.fullmatch(value) or len(value) > 63:
         return ("has an invalid Kubernetes label value '%s' (at most 63 letters, digits, '-', '_' or '.', "
                 "starting and ending with a letter or digit)" % value)
     return None

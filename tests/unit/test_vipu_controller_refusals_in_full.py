@@ -387,3 +387,15 @@ def test_warnings_of_one_pod_stay_as_they_are_and_of_several_name_their_pod():
     assert several['warnings'] == ["V-IPU controller 'pod001': %s" % w for w in warnings]
     assert several['rdma_network'] is None
     assert [p['pool'] for p in several['pods']] == ['rdma-net-pod001', 'rdma-net-pod002']
+
+
+# --- a trailing newline (a YAML block scalar) is not part of a valid label --------------------
+
+@pytest.mark.parametrize('label, part, shown', [
+    ('ipunode=true\n', 'value', 'true\n'),
+    ('ipunode\n=true', 'key', 'ipunode\n'),
+    ('graphcore.ai\n/ipunode=true', 'key', 'graphcore.ai\n/ipunode'),
+])
+def test_a_label_with_a_newline_is_refused(label, part, shown):
+    assert label_problem(label) == "has an invalid Kubernetes label %s '%s' %s" % (
+        part, shown, VALUE_RULE if part == 'value' else KEY_RULE)
