@@ -399,3 +399,18 @@ def test_warnings_of_one_pod_stay_as_they_are_and_of_several_name_their_pod():
 def test_a_label_with_a_newline_is_refused(label, part, shown):
     assert label_problem(label) == "has an invalid Kubernetes label %s '%s' %s" % (
         part, shown, VALUE_RULE if part == 'value' else KEY_RULE)
+
+
+def test_the_site_models_defaults_are_no_network_name_and_the_ipams_default_block_size():
+    networks = {'w1': rdma('10.247.208.21'), 'w2': rdma('10.247.208.22')}
+    model = site_model(dict((h, {'vipu_server': POD1, 'rdma_network': n}) for h, n in networks.items()),
+                       ipam='nv-ipam')
+    assert model['pods'][0]['pool'] == ''
+    assert model['rdma_network'] == agree_rdma_networks(networks, 'nv-ipam')[0]
+    assert model['rdma_network'] != agree_rdma_networks(networks, 'nv-ipam', 1)[0]
+
+
+def test_a_host_with_a_port_is_refused_with_the_address_as_it_is_read():
+    assert refusal([{'name': 'pod001', 'host': '10.5.212.116:8091'}]) == (
+        "ipu_k8s_vipu_controllers[0] (pod001): host '10.5.212.116:8091' carries a port: write host: "
+        '10.5.212.116 and port: 8091')
