@@ -486,3 +486,38 @@ def test_a_minor_ending_in_a_newline_is_no_minor():
     rows = [{'version': 'v1', 'kubernetes_min': '1.20', 'kubernetes_max': '1.21'}]
     assert checks.release_for_minor(rows, '1.20\n') == {}
     assert checks.pinned_release_problem(rows, '1.30\n', 'calico_version', 'v1') == ''
+
+
+# --- edges the messages above do not reach ---------------------------------------------------
+
+def test_a_minor_whose_support_ends_today_is_still_offered():
+    assert checks.kubernetes_support_warning('1.29.3', RELEASES, '2025-10-28') == (
+        'Kubernetes 1.29 is past its upstream end of support (2025-02-28): it gets no more patches, security fixes '
+        'included. Move to a supported minor (1.31, 1.32) by setting ipu_k8s_kubernetes_version.')
+
+
+def test_a_pinned_chart_names_the_chart_the_table_would_pick():
+    rows = [{'chart_version': '25.1.0', 'kubernetes_min': '1.26', 'kubernetes_max': '1.28'},
+            {'chart_version': '25.4.0', 'kubernetes_min': '1.29', 'kubernetes_max': '1.32'}]
+    assert checks.pinned_release_problem(rows, '1.30', 'network_operator_chart_version', '25.1.0', 'chart_version',
+                                         'charts') == (
+        'network_operator_chart_version is "25.1.0", whose row in charts serves Kubernetes 1.26 to 1.28, not this '
+        'cluster\'s 1.30 (ipu_k8s_kubernetes_version): Set network_operator_chart_version to "" and the table picks '
+        '25.4.0 for Kubernetes 1.30, or choose a Kubernetes release from 1.26 to 1.28.')
+
+
+def test_a_pod_subnet_of_exactly_one_calico_block_fits_one_node():
+    assert checks.pod_subnet_capacity_problem('10.0.0.0/22', 1, 22) == ''
+
+
+def test_a_valid_image_that_may_be_empty_passes():
+    assert checks.setting_problems({'smoke_image': 'busybox:1.36', 'other_image': ''}, 'image_or_empty') == []
+
+
+def test_a_suggested_name_drops_leading_dashes_before_it_is_cut_to_63():
+    assert checks.dns_label_problem('network', '_' + 'a' * 63).endswith('e.g. %s.' % ('a' * 63))
+
+
+@pytest.mark.parametrize('value', [300, '300', 1])
+def test_positive_whole_seconds_pass(value):
+    assert checks.seconds_problem('wait', value) == ''

@@ -315,7 +315,7 @@ def cluster_interface_problem(host, configured, facts, pod_subnet, service_subne
     if name == 'lo' or nic.get('type') == 'loopback':
         return ('%s on %s is the loopback interface: no other node can reach the API server, kubelet or pods '
                 'there. Set ipu_k8s_cluster_interface to the NIC the other nodes reach this host on.' % (setting, host))
-    if not nic.get('active', False):
+    if not nic.get('active'):
         return ('%s on %s is down: the cluster cannot use it. Bring it up, or set ipu_k8s_cluster_interface to '
                 'the NIC the other nodes reach this host on.' % (setting, host))
     networks = _interface_networks(nic)
@@ -422,8 +422,7 @@ def duration_problem(setting, value):
 
 
 def _whole_problem(setting, value, unit, example):
-    text = str(value) if isinstance(value, (int, str)) and not isinstance(value, bool) else ''
-    if not text.isdigit() or int(text) < 1:
+    if isinstance(value, bool) or not str(value).isdigit() or int(value) < 1:
         return ('%s is "%s": give a positive whole number of %s, without a unit (e.g. %d).'
                 % (setting, value, unit, example))
     return ''
