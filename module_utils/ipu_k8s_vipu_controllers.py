@@ -34,11 +34,11 @@ def label_problem(label):
         return "is not key=value (exactly one '='), e.g. vipu-ctrl=pod001"
     key, value = label.split('=')
     prefix, slash, name = key.rpartition('/')
-    if (not _LABEL_NAME.match(name) or len(name) > 63
-            or (slash and (not _LABEL_PREFIX.match(prefix) or len(prefix) > 253))):
+    if (not _LABEL_NAME.fullmatch(name) or len(name) > 63
+            or (slash and (not _LABEL_PREFIX.fullmatch(prefix) or len(prefix) > 253))):
         return ("has an invalid Kubernetes label key '%s' (an optional lower-case DNS prefix and '/', then at most "
                 "63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit)" % key)
-    if not _LABEL_VALUE.match(value) or len(value) > 63:
+    if not _LABEL_VALUE.fullmatch(value) or len(value) > 63:
         return ("has an invalid Kubernetes label value '%s' (at most 63 letters, digits, '-', '_' or '.', "
                 "starting and ending with a letter or digit)" % value)
     return None
@@ -70,18 +70,16 @@ def _entry_problems(where, raw, default_port, default_label):
             problems.append("%s: %s: give an IPv4 address or a DNS name only" % (who, e))
         else:
             if port_in_host is not None:
-                host = None
                 problems.append("%s: host '%s' carries a port: write host: %s and port: %d"
-                                % (who, host_text, host_text.rsplit(':', 1)[0], port_in_host))
+                                % (who, host_text, host, port_in_host))
     port = raw.get('port')
     if port is None or port == '':
         port = default_port
     try:
-        port = parse_port(port, 'port')
+        port = parse_port(port)
     except IpuK8sError:
         problems.append("%s: port '%s' is not a TCP port (1-65535): give the V-IPU controller's port, "
                         "usually 8090" % (who, port))
-        port = None
     label = raw.get('label')
     label = default_label if label is None or str(label).strip() == '' else str(label).strip()
     why = label_problem(label)
@@ -164,8 +162,8 @@ def unchosen_controller_problem(entries, choice, connected):
             "connected subnet, while %s on its own subnet: set %s: %s for this host (host_vars, or the "
             "group_vars of its IPU-POD)" % (
                 CHOICE, SETTING, entries[0]['name'], entries[0]['host'],
-                ' and '.join('%s (%s) is' % (e['name'], e['host']) for e in reachable)
-                if len(reachable) == 1 else ', '.join('%s (%s)' % (e['name'], e['host']) for e in reachable) + ' are',
+                ('%s (%s) is' % (reachable[0]['name'], reachable[0]['host']) if len(reachable) == 1
+                 else ', '.join('%s (%s)' % (e['name'], e['host']) for e in reachable) + ' are'),
                 CHOICE, reachable[0]['name']))
 
 

@@ -89,7 +89,7 @@ def kubernetes_version_problem(version, supported_minors):
                 'as the number 1.3. Quote it and give the full release, e.g. ipu_k8s_kubernetes_version: "%s.0" '
                 '(supported minors: %s).' % (kind, version, supported_minors[-1] if supported_minors else '1.33',
                                              supported))
-    match = VERSION_RE.match(version)
+    match = VERSION_RE.fullmatch(version)
     if not match:
         return ('ipu_k8s_kubernetes_version=%s is not a full release: give major.minor.patch as the packages '
                 'are versioned, e.g. "%s.0" (supported minors: %s).'
@@ -123,7 +123,7 @@ def kubernetes_support_warning(version, releases, today):
 def release_for_minor(rows, minor, key='version'):
     """The newest row (by its KEY version) whose tested Kubernetes range, kubernetes_min to
     kubernetes_max, includes MINOR; {} when none does. A row without a range is never chosen."""
-    if not re.match(r'^[0-9]+\.[0-9]+$', str(minor)):
+    if not re.fullmatch(r'^[0-9]+\.[0-9]+$', str(minor)):
         return {}
     fits = [row for row in rows or [] if 'kubernetes_min' in row
             and _minor_tuple(row['kubernetes_min']) <= _minor_tuple(minor) <= _minor_tuple(row['kubernetes_max'])]
@@ -135,7 +135,7 @@ def pinned_release_problem(rows, minor, setting, value, key='version', table='th
     range must serve the cluster's MINOR. '' when nothing is pinned, the value is no row (its
     own check says so) or the row has no range (a release chosen only by name)."""
     row = next((r for r in rows or [] if value and str(r.get(key)) == str(value)), {})
-    if 'kubernetes_min' not in row or not re.match(r'^[0-9]+\.[0-9]+$', str(minor)):
+    if 'kubernetes_min' not in row or not re.fullmatch(r'^[0-9]+\.[0-9]+$', str(minor)):
         return ''
     low, high = str(row['kubernetes_min']), str(row['kubernetes_max'])
     if _minor_tuple(low) <= _minor_tuple(minor) <= _minor_tuple(high):
@@ -244,7 +244,7 @@ def hosts_problem(hosts):
     """
     for entry in hosts:
         name = entry['node_name']
-        if not isinstance(name, str) or len(name) > 253 or not NODE_NAME_RE.match(name):
+        if not isinstance(name, str) or len(name) > 253 or not NODE_NAME_RE.fullmatch(name):
             return ('ipu_k8s_node_name=%s on %s is not a valid Kubernetes node name (lower-case letters, digits, '
                     '"-" and ".", starting and ending with a letter or digit, at most 253 characters). Set '
                     'ipu_k8s_node_name for this host, e.g. %s.'
@@ -315,7 +315,7 @@ def cluster_interface_problem(host, configured, facts, pod_subnet, service_subne
     if name == 'lo' or nic.get('type') == 'loopback':
         return ('%s on %s is the loopback interface: no other node can reach the API server, kubelet or pods '
                 'there. Set ipu_k8s_cluster_interface to the NIC the other nodes reach this host on.' % (setting, host))
-    if not nic.get('active', False):
+    if not nic.get('active'):
         return ('%s on %s is down: the cluster cannot use it. Bring it up, or set ipu_k8s_cluster_interface to '
                 'the NIC the other nodes reach this host on.' % (setting, host))
     networks = _interface_networks(nic)
@@ -422,8 +422,7 @@ def duration_problem(setting, value):
 
 
 def _whole_problem(setting, value, unit, example):
-    text = str(value) if isinstance(value, (int, str)) and not isinstance(value, bool) else ''
-    if not text.isdigit() or int(text) < 1:
+    if isinstance(value, bool) or not str(value).isdigit() or int(value) < 1:
         return ('%s is "%s": give a positive whole number of %s, without a unit (e.g. %d).'
                 % (setting, value, unit, example))
     return ''
