@@ -27,7 +27,9 @@ class FakeCommands:
     """Stands in for the node's `ip` and `vipu`: answers run_command by argv.
 
     answers maps a tuple of the argv words after the binary (e.g. ('-j', '-4', 'route',
-    'get', '10.0.0.5')) to (rc, stdout, stderr). An unexpected command fails the test.
+    'get', '10.0.0.5')) to (rc, stdout, stderr), or to a list of them when the answer
+    changes from call to call (consumed in order, the last one repeats). An unexpected
+    command fails the test.
     """
 
     def __init__(self, answers=None, binaries=None):
@@ -51,7 +53,10 @@ class FakeCommands:
         key = tuple(words)
         if key not in self.answers:
             raise AssertionError('unexpected command %r' % (args,))
-        return self.answers[key]
+        answer = self.answers[key]
+        if isinstance(answer, list):
+            return answer.pop(0) if len(answer) > 1 else answer[0]
+        return answer
 
 
 def load_library_module(name):

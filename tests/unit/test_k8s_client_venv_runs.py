@@ -13,17 +13,6 @@ PINS = ['kubernetes==33.1.0', 'PyYAML==6.0.3']
 BASE = '/usr/bin/python3'
 
 
-class Commands(FakeCommands):
-    """FakeCommands whose answer to one argv may be a list, consumed in order."""
-
-    def run_command(self, module, args, **kwargs):
-        answer = self.answers.get(tuple(args[1:]))
-        if isinstance(answer, list):
-            self.calls.append(list(args))
-            return answer.pop(0) if len(answer) > 1 else answer[0]
-        return super().run_command(module, args, **kwargs)
-
-
 def probe_key(module_under_test):
     return ('-I', '-c', module_under_test.PROBE)
 
@@ -44,7 +33,7 @@ def pip_args(*tail):
 
 def test_a_new_virtualenv_is_made_and_the_pins_installed(run_module, venv_module, tmp_path):
     path = str(tmp_path / 'v')
-    fake = Commands({('-m', 'venv', path): (0, '', ''),
+    fake = FakeCommands({('-m', 'venv', path): (0, '', ''),
                      probe_key(venv_module): [listed(), listed(kubernetes='33.1.0', pyyaml='6.0.3', six='1.17.0')],
                      pip_args(*PINS): (0, 'Successfully installed', '')})
     result = run_module('k8s_client_venv', {'path': path, 'requirements': PINS}, fake)
@@ -63,7 +52,7 @@ def existing(tmp_path):
 
 def test_a_virtualenv_with_every_pin_changes_nothing(run_module, venv_module, tmp_path):
     path = existing(tmp_path)
-    fake = Commands({probe_key(venv_module): listed(kubernetes='33.1.0', pyyaml='6.0.3')})
+    fake = FakeCommands({probe_key(venv_module): listed(kubernetes='33.1.0', pyyaml='6.0.3')})
     result = run_module('k8s_client_venv', {'path': path, 'requirements': PINS}, fake)
     assert result['changed'] is False and result['created'] is False and result['missing'] == []
     assert result['ready'] is True
@@ -72,7 +61,7 @@ def test_a_virtualenv_with_every_pin_changes_nothing(run_module, venv_module, tm
 
 def test_check_mode_lists_what_an_existing_virtualenv_lacks_and_runs_no_pip(run_module, venv_module, tmp_path):
     path = existing(tmp_path)
-    fake = Commands({probe_key(venv_module): listed(kubernetes='32.0.0')})
+    fake = FakeCommands({probe_key(venv_module): listed(kubernetes='32.0.0')})
     result = run_module('k8s_client_venv', {'path': path, 'requirements': PINS, '_ansible_check_mode': True}, fake)
     assert result['changed'] is True and result['missing'] == PINS
     assert result['installed'] == {'kubernetes': '32.0.0', 'PyYAML': None}
@@ -82,14 +71,14 @@ def test_check_mode_lists_what_an_existing_virtualenv_lacks_and_runs_no_pip(run_
 
 def test_check_mode_of_a_missing_virtualenv_reports_every_pin_unmet(run_module, tmp_path):
     result = run_module('k8s_client_venv', {'path': str(tmp_path / 'v'), 'requirements': PINS,
-                                            '_ansible_check_mode': True}, Commands())
+                                            '_ansible_check_mode': True}, FakeCommands())
     assert result['installed'] == {'kubernetes': None, 'PyYAML': None}
     assert result['missing'] == PINS and result['ready'] is False
 
 
 def test_a_failing_venv_names_the_package_that_brings_it(run_module, tmp_path):
     path = str(tmp_path / 'v')
-    fake = Commands({('-m', 'venv', path): (1, '', ' ensurepip is not available \n')})
+    fake = FakeCommands({('-m', 'venv', path): (1, '', ' ensurepip is not available \n')})
     with pytest.raises(ModuleFail) as failed:
         run_module('k8s_client_venv', {'path': path, 'requirements': PINS}, fake)
     assert failed.value.result['msg'] == (
@@ -100,7 +89,7 @@ def test_a_failing_venv_names_the_package_that_brings_it(run_module, tmp_path):
 
 def test_a_python_that_cannot_list_its_packages_is_named_with_the_fix(run_module, venv_module, tmp_path):
     path = existing(tmp_path)
-    fake = Commands({probe_key(venv_module): (2, 'Fatal Python error\n', '')})
+    fake = FakeCommands({probe_key(venv_module): (2, 'Fatal Python error\n', '')})
     with pytest.raises(ModuleFail) as failed:
         run_module('k8s_client_venv', {'path': path, 'requirements': PINS}, fake)
     assert failed.value.result['msg'] == (
@@ -111,7 +100,7 @@ def test_a_python_that_cannot_list_its_packages_is_named_with_the_fix(run_module
 @pytest.mark.parametrize('out', ['', 'not json\n'])
 def test_a_python_that_prints_no_list_is_refused(run_module, venv_module, tmp_path, out):
     path = existing(tmp_path)
-    fake = Commands({probe_key(venv_module): (0, out, '')})
+    fake = FakeCommands({probe_key(venv_module): (0, out, '')})
     with pytest.raises(ModuleFail) as failed:
         run_module('k8s_client_venv', {'path': path, 'requirements': PINS}, fake)
     assert failed.value.result['msg'] == '%s/bin/python3 printed no package list: %r' % (path, out)
@@ -130,7 +119,7 @@ def test_a_failing_pip_names_the_pins_the_virtualenv_and_the_source(run_module, 
     tail = [str(tmp_path) if word == 'WHEELS' else word for word in tail]
     source = source.replace('WHEELS', str(tmp_path))
     error = 'x' * 3000 + 'ERROR: No matching distribution found for kubernetes==33.1.0\n'
-    fake = Commands({probe_key(venv_module): listed(pyyaml='6.0.3'), pip_args(*tail): (1, '', error)})
+    fake = FakeCommands({probe_key(venv_module): listed(pyyaml='6.0.3'), pip_args(*tail): (1, '', error)})
     with pytest.raises(ModuleFail) as failed:
         run_module('k8s_client_venv', dict(options, path=path, requirements=PINS), fake)
     assert failed.value.result['msg'] == 'Installing kubernetes==33.1.0 into %s from %s failed (rc 1): %s' % (
@@ -140,7 +129,7 @@ def test_a_failing_pip_names_the_pins_the_virtualenv_and_the_source(run_module, 
 
 def test_a_pip_that_succeeds_without_installing_the_pins_is_refused(run_module, venv_module, tmp_path):
     path = existing(tmp_path)
-    fake = Commands({probe_key(venv_module): [listed(), listed(kubernetes='33.0.0')],
+    fake = FakeCommands({probe_key(venv_module): [listed(), listed(kubernetes='33.0.0')],
                      pip_args(*PINS): (0, '', '')})
     with pytest.raises(ModuleFail) as failed:
         run_module('k8s_client_venv', {'path': path, 'requirements': PINS}, fake)
@@ -152,7 +141,7 @@ def test_a_pip_that_succeeds_without_installing_the_pins_is_refused(run_module, 
 def test_the_pip_timeout_is_passed_on(run_module, venv_module, tmp_path):
     path = existing(tmp_path)
     args = ('-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '--timeout', '7') + tuple(PINS)
-    fake = Commands({probe_key(venv_module): [listed(), listed(kubernetes='33.1.0', pyyaml='6.0.3')],
+    fake = FakeCommands({probe_key(venv_module): [listed(), listed(kubernetes='33.1.0', pyyaml='6.0.3')],
                      args: (0, '', '')})
     result = run_module('k8s_client_venv', {'path': path, 'requirements': PINS, 'pip_timeout': 7}, fake)
     assert result['changed'] is True and result['created'] is False
@@ -188,7 +177,7 @@ def test_a_requirements_file_lists_pins_without_hashes_bare(venv_module):
 
 def test_a_failing_package_listing_returns_what_the_python_said(run_module, venv_module, tmp_path):
     path = existing(tmp_path)
-    fake = Commands({probe_key(venv_module): (3, 'partial\n', 'Traceback\n')})
+    fake = FakeCommands({probe_key(venv_module): (3, 'partial\n', 'Traceback\n')})
     with pytest.raises(ModuleFail) as failed:
         run_module('k8s_client_venv', {'path': path, 'requirements': PINS}, fake)
     assert (failed.value.result['rc'], failed.value.result['stdout'], failed.value.result['stderr']) == (

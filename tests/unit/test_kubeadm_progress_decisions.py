@@ -121,18 +121,6 @@ def test_a_control_plane_with_etcd_but_no_label_misses_only_the_label():
 
 # ---- the module: files on disk, kubectl answers -------------------------------------------
 
-class Kubectl(FakeCommands):
-    """kubectl whose answers for one command may change from call to call (a list is
-    consumed in order, its last answer repeats)."""
-
-    def run_command(self, module, args, **kwargs):
-        answer = self.answers.get(tuple(args[1:]))
-        if isinstance(answer, list):
-            self.calls.append(list(args))
-            return answer.pop(0) if len(answer) > 1 else answer[0]
-        return super().run_command(module, args, **kwargs)
-
-
 KUBECONFIG = '/etc/kubernetes/admin.conf'
 BASE = ('--kubeconfig', KUBECONFIG, '--request-timeout=10s')
 READYZ = BASE + ('get', '--raw=/readyz')
@@ -167,7 +155,7 @@ def clock(monkeypatch):
 
 
 def commands(answers):
-    return Kubectl(answers, binaries={'kubectl': '/usr/bin/kubectl'})
+    return FakeCommands(answers, binaries={'kubectl': '/usr/bin/kubectl'})
 
 
 def test_module_init_reads_the_files_under_the_given_directories(run_module, tmp_path):
@@ -296,7 +284,7 @@ def test_module_asks_the_api_server_once_by_default(run_module, tmp_path, clock)
 def test_module_kubeconfig_under_the_home_directory_is_expanded(run_module, tmp_path, monkeypatch):
     monkeypatch.setenv('HOME', str(tmp_path))
     kubeconfig = str(tmp_path / 'admin.conf')
-    fake = Kubectl({('--kubeconfig', kubeconfig, '--request-timeout=10s', 'get', 'node', 'w1', '--ignore-not-found',
+    fake = FakeCommands({('--kubeconfig', kubeconfig, '--request-timeout=10s', 'get', 'node', 'w1', '--ignore-not-found',
                      '-o', 'json'): (0, '', '')}, binaries={'kubectl': '/usr/bin/kubectl'})
     result = run_module('kubeadm_progress', {'mode': 'join', 'host': 'w1', 'node_name': 'w1', 'kubelet_conf': True,
                                              'kubeconfig': '~/admin.conf'}, fake)
