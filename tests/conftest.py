@@ -1,7 +1,7 @@
 """Root of the test tree: `pytest tests` from the repository root collects every tier.
 
 Each test is marked with its tier, the directory it sits in (unit, integration, render,
-api; molecule/default/tests is the molecule tier's own), so one tier of a whole-tree run is
+api; molecule/lab/tests is the molecule tier's own), so one tier of a whole-tree run is
 `pytest tests -m unit`; scripts/test runs the tiers by path, one pytest call each.
 
 The `root` fixture (for tests that make network namespaces or root-owned files) skips when

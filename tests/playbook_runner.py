@@ -206,7 +206,7 @@ class HostView:
 
 class KillAfter:
     """Event handler and cancel callback of a run killed after one task (run_playbook's
-    kill_after; molecule/default/interrupt.py): armed by the task's result, it asks runner
+    kill_after; molecule/lab/interrupt.py): armed by the task's result, it asks runner
     to cancel as the next task starts, so no handler of that run can fire."""
 
     def __init__(self, task):

@@ -1,4 +1,4 @@
-"""molecule/default/interrupt.py (the Molecule scenario's interrupted and re-run containerd
+"""molecule/lab/interrupt.py (the lab scenario's interrupted and re-run containerd
 role) on a small localhost role of the same shape: a configuration task and a drop-in task
 that notify a restart handler, then one more task. Killed as the next task starts, the run
 leaves both files and no restart; a re-run that changes a file runs the handler, and the
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-TOOL = ROOT / 'molecule' / 'default' / 'interrupt.py'
+TOOL = ROOT / 'molecule' / 'lab' / 'interrupt.py'
 
 
 @pytest.fixture

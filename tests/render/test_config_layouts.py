@@ -4,7 +4,7 @@ The VM runs Debian 12's containerd 1.6; these cases cover the 1.7 and 2.x layout
 Ubuntu or Docker-repository node gets. They call the role's containerd_config filter with
 the role's defaults, and template its hosts.toml with ansible-playbook on localhost (no VM
 needed):
-    .venv/bin/pytest molecule/default/tests/test_config_layouts.py
+    .venv/bin/pytest tests/render/test_config_layouts.py
 """
 
 import importlib.util
@@ -19,7 +19,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-ROLE = Path(__file__).resolve().parents[3] / "roles" / "containerd"
+ROLE = Path(__file__).resolve().parents[2] / "roles" / "containerd"
 DEFAULTS = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
 _SPEC = importlib.util.spec_from_file_location("containerd_config", ROLE / "filter_plugins" / "containerd_config.py")
 FILTER = importlib.util.module_from_spec(_SPEC)
