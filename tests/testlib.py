@@ -1,7 +1,8 @@
 """Helpers shared by the test tiers (and the tools under tests/schemas/), one copy each:
 
-- process_alive(pid): whether a process still runs (the stale-run sweeps of the
-  integration and API tiers use it on the PIDs their names or records carry).
+- process_alive(pid): whether a process still runs, a zombie (ended, not yet reaped) being
+  dead (the stale-run sweeps of the integration and API tiers use it on the PIDs their
+  names or records carry; the API tier's cluster stop waits on it for its own children).
 - namespace_factory(create_netns): the body of the netns_factory fixtures: make(role)
   gives a new namespace with lo up; every one made is deleted when the block ends.
 - flatten_keys(data): the dotted keys a values mapping sets (the render tests and
@@ -60,14 +61,20 @@ CLIENT_LOCK = ROOT / 'roles' / 'ipu_k8s' / 'files' / 'kubernetes-client.lock'
 
 
 def process_alive(pid):
-    """True while process pid exists (also when it belongs to someone else)."""
+    """True while process pid runs (also when it belongs to someone else); a zombie, which
+    has ended and waits only for its parent to read its status, is not alive."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        stat = Path('/proc/%d/stat' % pid).read_text()
+    except OSError:
+        return True
+    # "pid (comm) state ...": comm may hold spaces and parentheses, the state follows the last ")"
+    return stat[stat.rindex(')') + 1:].split()[0] != 'Z'
 
 
 @contextlib.contextmanager

@@ -44,23 +44,26 @@ def _cmdline(pid: int) -> list[str]:
         return []
 
 
-def _kill(pid: int, binary: str) -> None:
-    """SIGTERM, then SIGKILL, a recorded process; only if it still runs the recorded binary
-    (a PID reused by another program is left alone)."""
-    if not process_alive(pid) or (_cmdline(pid) or [''])[0] != binary:
-        return
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    for _ in range(50):
-        if not process_alive(pid):
-            return
+def _end(processes: list[dict]) -> None:
+    """SIGTERM recorded processes ({'pid', 'binary'}) at once, give them 5 s together,
+    then SIGKILL what still runs; only a PID that still runs its recorded binary (a PID
+    reused by another program is left alone)."""
+    ours = [p['pid'] for p in processes
+            if process_alive(p['pid']) and (_cmdline(p['pid']) or [''])[0] == p['binary']]
+    for pid in ours:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + 5
+    while any(process_alive(pid) for pid in ours) and time.monotonic() < deadline:
         time.sleep(0.1)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    for pid in ours:
+        if process_alive(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 def sweep_stale(base: Path | None = None) -> list[str]:
@@ -75,8 +78,7 @@ def sweep_stale(base: Path | None = None) -> list[str]:
             continue
         if process_alive(data.get('owner', 0)):
             continue
-        for proc in reversed(data.get('processes', [])):
-            _kill(proc['pid'], proc['binary'])
+        _end(data.get('processes', []))
         shutil.rmtree(record.parent, ignore_errors=True)
         swept.append(str(record.parent))
     return swept
@@ -116,8 +118,7 @@ class Cluster:
         return '\n'.join(path.read_text(errors='replace').splitlines()[-lines:]) if path.exists() else ''
 
     def stop(self) -> None:
-        for proc in reversed(self.processes):
-            _kill(proc['pid'], proc['binary'])
+        _end(self.processes)
         self.processes = []
         self._record()
 
