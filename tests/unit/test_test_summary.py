@@ -124,3 +124,48 @@ def test_a_long_check_name_widens_its_column(tmp_path):
     columns = {re.search(r" (PASS|FAIL) +\d+s$", row).start() for row in rows}
     assert len(columns) == 1, rows
     assert columns.pop() > len("static       syntax-check playbooks/%s (inventories/lab)" % long_name) - 1
+
+
+def test_the_molecule_tier_runs_beside_the_api_tier_and_is_reported_after_it(tmp_path):
+    """scripts/test api molecule on a copy whose api tier is one pytest test and whose
+    molecule is a stand-in on PATH: each notes when it starts and ends; the two overlap,
+    the molecule output follows the api tier's, and both count in the summary."""
+    repo = tmp_path / "repo"
+    for folder in ("scripts/vm", "scripts/k8s-api", "tests/api", "molecule/lab", ".venv/bin"):
+        (repo / folder).mkdir(parents=True)
+    times = tmp_path / "times"
+    script = re.sub(r"\[api\]=\d+", "[api]=1", (ROOT / "scripts" / "test").read_text())
+    executables = {
+        "scripts/test": script,
+        "scripts/bootstrap": "#!/bin/sh\nexit 0\n",
+        "scripts/vm/build-image.sh": "#!/bin/sh\nexit 0\n",
+        "scripts/vm/build-container-image.sh": "#!/bin/sh\nexit 0\n",
+        "scripts/k8s-api/build": "#!/bin/sh\nexit 0\n",
+        ".venv/bin/molecule": "#!/bin/sh\necho \"molecule start $(date +%%s.%%N)\" >> %s\necho 'molecule says hello'\n"
+                              "sleep 3\necho \"molecule end $(date +%%s.%%N)\" >> %s\n" % (times, times),
+    }
+    for name, text in executables.items():
+        (repo / name).write_text(text)
+        (repo / name).chmod(0o755)
+    for tool in ("python", "python3", "pytest"):
+        (repo / ".venv" / "bin" / tool).symlink_to(ROOT / ".venv" / "bin" / tool)
+    (repo / "molecule" / "lab" / "molecule.yml").write_text("---\n")
+    (repo / "ansible.cfg").write_text("")
+    (repo / "tests" / "api" / "test_sample.py").write_text(
+        "import time\n\ndef test_api():\n"
+        "    with open(%r, 'a') as out:\n        out.write('api start %%f\\n' %% time.time())\n"
+        "    time.sleep(3)\n"
+        "    with open(%r, 'a') as out:\n        out.write('api end %%f\\n' %% time.time())\n" % (str(times), str(times)))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    proc = subprocess.run([str(repo / "scripts" / "test"), "api", "molecule"], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=300)
+    out = proc.stdout
+    assert proc.returncode == 0, out + proc.stderr
+    noted = dict((" ".join(line.split()[:2]), float(line.split()[2])) for line in times.read_text().splitlines())
+    assert noted["molecule start"] < noted["api end"] and noted["api start"] < noted["molecule end"], noted
+    assert out.index("==> [api] pytest") < out.index("==> [molecule] (ran beside the api tier)") \
+        < out.index("molecule says hello"), out
+    assert re.search(r"^molecule +molecule test -s lab +PASS", out, re.M), out
+    assert out.rstrip().splitlines()[-1] == "summary: 2 passed, 0 failed, 0 skipped", out
+    total = re.search(r"^ +total +(\d+):(\d\d)$", out, re.M)
+    assert total and int(total.group(1)) * 60 + int(total.group(2)) < 6, out
