@@ -1,15 +1,15 @@
 """The data-path probe's address (filter_plugins/verify_datapath.py)."""
 
-import sys
+import importlib.util
 from pathlib import Path
 
 import pytest
+from ansible.errors import AnsibleFilterError
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / 'filter_plugins'))
-
-import verify_datapath  # noqa: E402
-from ansible.errors import AnsibleFilterError  # noqa: E402
+_spec = importlib.util.spec_from_file_location('verify_datapath', ROOT / 'filter_plugins' / 'verify_datapath.py')
+verify_datapath = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(verify_datapath)
 
 pick = verify_datapath.verify_datapath_address
 

@@ -1,4 +1,4 @@
-"""What verify reads from ib_write_bw and from Multus (roles/verify/filter_plugins/verify_perftest.py).
+"""What verify reads from ib_write_bw and from Multus (filter_plugins/verify_perftest.py).
 
 The ib_write_bw reports in tests/fixtures/perftest/ are real: perftest 4.5+0.17-1 (Debian
 12's package) on the lab's two VMs over Soft-RoCE, 50 RDMA writes of 64 KiB, the server
@@ -8,17 +8,17 @@ check runs it), and a client with no server listening. The expected numbers are 
 those reports by hand.
 """
 
+import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from ansible.errors import AnsibleFilterError
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / 'roles' / 'verify' / 'filter_plugins'))
-
-import verify_perftest  # noqa: E402
-from ansible.errors import AnsibleFilterError  # noqa: E402
+_spec = importlib.util.spec_from_file_location('verify_perftest', ROOT / 'filter_plugins' / 'verify_perftest.py')
+verify_perftest = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(verify_perftest)
 
 FIXTURES = ROOT / 'tests' / 'fixtures' / 'perftest'
 
