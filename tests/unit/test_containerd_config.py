@@ -162,3 +162,10 @@ def test_an_unknown_layout_is_refused_naming_all_three():
 
 def test_the_plugin_offers_the_filter():
     assert containerd_config.FilterModule().filters() == {'containerd_config': containerd_config.containerd_config}
+
+
+def test_a_layout_with_both_sandbox_keys_gets_both_set():
+    layout = V1_7.replace('    systemd_cgroup = false\n', "    systemd_cgroup = false\n    sandbox = 'pause:3.6'\n")
+    config = render(layout)
+    assert '    sandbox_image = "registry.k8s.io/pause:3.10"\n' in config
+    assert "    sandbox = 'registry.k8s.io/pause:3.10'\n" in config

@@ -292,3 +292,24 @@ def test_the_plugin_offers_the_four_filters():
         'verify_report_summary': verify_report.verify_report_summary,
         'verify_report_table': verify_report.verify_report_table,
         'verify_report_html': verify_report.verify_report_html}
+
+
+def test_the_default_width_is_100_columns():
+    rows = [{'host': 'h' * 20, 'check': 'c' * 20, 'expected': 'e' * 20, 'observed': 'o' * 27, 'status': 'PASS'}]
+    assert verify_report.column_widths(rows) == [20, 20, 20, 26, 6]
+    row = {'host': 'h', 'check': 'c', 'observed': 'x' * 89, 'status': 'SKIP'}   # 'SKIP  h: c: ' is 12: 101 in all
+    assert verify_report.reason_lines([row]) == ['SKIP  h: c:', '      ' + 'x' * 89]
+    row['observed'] = 'x' * 88
+    assert verify_report.reason_lines([row]) == ['SKIP  h: c: ' + 'x' * 88]
+
+
+def test_reason_lines_keep_hyphenated_words_whole():
+    row = {'host': 'h', 'check': 'c', 'expected': 'e', 'observed': 'aaaa-bbbb-cccc-dddd', 'status': 'FAIL'}
+    assert verify_report.reason_lines([row], 30) == ['FAIL  h: c: observed', '      aaaa-bbbb-cccc-dddd;',
+                                                     '      expected e']
+
+
+def test_a_blank_line_inside_a_value_stays_blank():
+    rows = [{'host': 'n1', 'check': 'c', 'expected': 'e', 'observed': 'one\n\ntwo', 'status': 'PASS'}]
+    assert verify_report.verify_report_table(rows).splitlines()[2:5] == [
+        'n1    c      e         one       PASS', '', ' ' * 23 + 'two']
