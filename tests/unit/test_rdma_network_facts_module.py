@@ -245,3 +245,33 @@ def test_an_exclude_prefix_of_1_is_a_prefix_length_but_no_subnet_is_larger(run_m
         'the RDMA subnet 10.247.208.0/23 is not larger than the /1 to exclude from it (the first /1 is kept for IPU '
         'infrastructure): raise ipu_k8s_rdma_exclude_prefix above 23, or list the ranges to exclude in '
         'ipu_k8s_rdma_excludes')
+
+
+def test_no_route_is_refused_in_full_quoting_the_kernel(run_module):
+    commands = FakeCommands({ROUTE_GET + ('10.99.0.5',): (2, '', 'RTNETLINK answers: Network is unreachable\n'),
+                             ADDR_SHOW_ALL: (0, addr_show_all(MGMT), '')})
+    with pytest.raises(ModuleFail) as failure:
+        run_module('rdma_network_facts', {'address': '10.99.0.5'}, commands)
+    assert failure.value.result['msg'] == (
+        "the kernel has no route to the V-IPU address 10.99.0.5 (RTNETLINK answers: Network is unreachable): give "
+        "this node an address in the V-IPU controller's subnet on its RDMA NIC, and check that the NIC is up")
+
+
+def test_no_route_without_stderr_quotes_stdout(run_module):
+    commands = FakeCommands({ROUTE_GET + ('10.99.0.5',): (2, 'no route', ''),
+                             ADDR_SHOW_ALL: (0, addr_show_all(MGMT), '')})
+    with pytest.raises(ModuleFail) as failure:
+        run_module('rdma_network_facts', {'address': '10.99.0.5'}, commands)
+    assert failure.value.result['msg'].startswith('the kernel has no route to the V-IPU address 10.99.0.5 (no route): ')
+
+
+def test_an_unreadable_interface_is_refused_in_full(run_module, hosts_file):
+    commands = FakeCommands({
+        ROUTE_GET + ('10.247.208.5',): (0, route_get('10.247.208.5', 'rdma0', '10.247.208.21'), ''),
+        ADDR_SHOW + ('rdma0',): (1, '', 'Device "rdma0" does not exist.\n'),
+    })
+    with pytest.raises(ModuleFail) as failure:
+        run_module('rdma_network_facts', {'address': 'vipu-ctrl:8090'}, commands)
+    assert failure.value.result['msg'] == (
+        'cannot read the addresses of rdma0, the interface routing the V-IPU address 10.247.208.5: Device "rdma0" does '
+        'not exist. [vipu-ctrl resolves to 10.247.208.5]')
