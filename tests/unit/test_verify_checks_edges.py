@@ -239,3 +239,9 @@ def test_the_table_escapes_bars_and_gives_the_sites_or_the_default_reason():
         'run skipped the tag verify_cluster; opt-in (`verify_smoke`), otherwise SKIP: the smoke test is opt-in |',
         '| client | client | cluster | first control-plane host | `verify_cluster` | `cluster_client.yml` | nothing '
         'reported (a step of the checks after it) |']
+
+
+def test_the_plugin_offers_the_three_filters():
+    assert verify_checks.FilterModule().filters() == {'verify_plan': verify_checks.verify_plan,
+                                                       'verify_rows': verify_checks.verify_rows,
+                                                       'verify_checks_table': verify_checks.verify_checks_table}
