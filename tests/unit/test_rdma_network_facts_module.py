@@ -189,3 +189,89 @@ def test_addresses_outside_the_exclude_are_excluded_not_warned_about(run_module)
 def test_check_mode_gives_the_same_answer(run_module):
     result = run_module('rdma_network_facts', {'address': '10.247.208.5', '_ansible_check_mode': True}, kernel())
     assert result['rdma_network']['cidr'] == '10.247.208.0/23' and result['changed'] is False
+
+
+class RecordingCommands(FakeCommands):
+    """FakeCommands that also keeps the environment each command was given."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.environments = []
+
+    def run_command(self, module, args, **kwargs):
+        self.environments.append(kwargs.get('environ_update'))
+        return super().run_command(module, args, **kwargs)
+
+
+def test_every_ip_command_runs_in_the_c_locale(run_module):
+    # iproute2's words (and JSON keys) are read as the C locale prints them
+    commands = RecordingCommands(kernel().answers)
+    run_module('rdma_network_facts', {'address': '10.247.208.5'}, commands)
+    refused = RecordingCommands(nic_down().answers)
+    with pytest.raises(ModuleFail):
+        run_module('rdma_network_facts', {'address': '10.247.208.5'}, refused)
+    assert len(commands.calls) == 2 and len(refused.calls) == 2
+    assert commands.environments + refused.environments == [{'LC_ALL': 'C'}] * 4
+
+
+def test_an_unlistable_node_is_refused_with_the_commands_words(run_module):
+    commands = FakeCommands({ROUTE_GET + ('10.99.0.5',): (2, '', 'RTNETLINK answers: Network is unreachable\n'),
+                             ADDR_SHOW_ALL: (1, '', 'Cannot open netlink socket: Permission denied\n')})
+    with pytest.raises(ModuleFail) as failure:
+        run_module('rdma_network_facts', {'address': '10.99.0.5'}, commands)
+    assert failure.value.result['msg'] == ('cannot list the interfaces of this node (ip -j -4 addr show): Cannot open '
+                                           'netlink socket: Permission denied')
+
+
+@pytest.mark.parametrize('prefix, excludes', [(32, ['10.247.208.0/32', '10.247.208.5/32']), (24, ['10.247.208.0/24'])])
+def test_exclude_prefixes_up_to_32_are_taken(run_module, prefix, excludes):
+    result = run_module('rdma_network_facts', {'address': '10.247.208.5', 'exclude_prefix': prefix}, kernel())
+    assert result['rdma_network']['excludes'] == excludes + (['10.247.208.21/32'] if prefix == 32 else [])
+
+
+@pytest.mark.parametrize('prefix', [0, 33])
+def test_an_exclude_prefix_out_of_range_is_refused_before_any_command(run_module, prefix):
+    commands = FakeCommands()
+    with pytest.raises(ModuleFail) as failure:
+        run_module('rdma_network_facts', {'address': '10.247.208.5', 'exclude_prefix': prefix}, commands)
+    assert failure.value.result['msg'] == 'exclude_prefix %d is not a prefix length (1-32)' % prefix
+    assert commands.calls == []
+
+
+def test_an_exclude_prefix_of_1_is_a_prefix_length_but_no_subnet_is_larger(run_module):
+    with pytest.raises(ModuleFail) as failure:
+        run_module('rdma_network_facts', {'address': '10.247.208.5', 'exclude_prefix': 1}, kernel())
+    assert failure.value.result['msg'] == (
+        'the RDMA subnet 10.247.208.0/23 is not larger than the /1 to exclude from it (the first /1 is kept for IPU '
+        'infrastructure): raise ipu_k8s_rdma_exclude_prefix above 23, or list the ranges to exclude in '
+        'ipu_k8s_rdma_excludes')
+
+
+def test_no_route_is_refused_in_full_quoting_the_kernel(run_module):
+    commands = FakeCommands({ROUTE_GET + ('10.99.0.5',): (2, '', 'RTNETLINK answers: Network is unreachable\n'),
+                             ADDR_SHOW_ALL: (0, addr_show_all(MGMT), '')})
+    with pytest.raises(ModuleFail) as failure:
+        run_module('rdma_network_facts', {'address': '10.99.0.5'}, commands)
+    assert failure.value.result['msg'] == (
+        "the kernel has no route to the V-IPU address 10.99.0.5 (RTNETLINK answers: Network is unreachable): give "
+        "this node an address in the V-IPU controller's subnet on its RDMA NIC, and check that the NIC is up")
+
+
+def test_no_route_without_stderr_quotes_stdout(run_module):
+    commands = FakeCommands({ROUTE_GET + ('10.99.0.5',): (2, 'no route', ''),
+                             ADDR_SHOW_ALL: (0, addr_show_all(MGMT), '')})
+    with pytest.raises(ModuleFail) as failure:
+        run_module('rdma_network_facts', {'address': '10.99.0.5'}, commands)
+    assert failure.value.result['msg'].startswith('the kernel has no route to the V-IPU address 10.99.0.5 (no route): ')
+
+
+def test_an_unreadable_interface_is_refused_in_full(run_module, hosts_file):
+    commands = FakeCommands({
+        ROUTE_GET + ('10.247.208.5',): (0, route_get('10.247.208.5', 'rdma0', '10.247.208.21'), ''),
+        ADDR_SHOW + ('rdma0',): (1, '', 'Device "rdma0" does not exist.\n'),
+    })
+    with pytest.raises(ModuleFail) as failure:
+        run_module('rdma_network_facts', {'address': 'vipu-ctrl:8090'}, commands)
+    assert failure.value.result['msg'] == (
+        'cannot read the addresses of rdma0, the interface routing the V-IPU address 10.247.208.5: Device "rdma0" does '
+        'not exist. [vipu-ctrl resolves to 10.247.208.5]')

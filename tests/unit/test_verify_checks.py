@@ -10,19 +10,19 @@ cluster checks in tests/api/test_layers.py.
 """
 
 import copy
+import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import jinja2
 import pytest
 import yaml
+from ansible.errors import AnsibleFilterError
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / 'filter_plugins'))
-
-import verify_checks  # noqa: E402
-from ansible.errors import AnsibleFilterError  # noqa: E402
+_spec = importlib.util.spec_from_file_location('verify_checks', ROOT / 'filter_plugins' / 'verify_checks.py')
+verify_checks = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(verify_checks)
 
 VARS = yaml.safe_load((ROOT / 'roles' / 'verify' / 'vars' / 'main.yml').read_text())
 TABLE_START = '<!-- verify checks: generated from roles/verify/vars/main.yml -->'

@@ -1,15 +1,15 @@
 """The data-path probe's address (filter_plugins/verify_datapath.py)."""
 
-import sys
+import importlib.util
 from pathlib import Path
 
 import pytest
+from ansible.errors import AnsibleFilterError
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / 'filter_plugins'))
-
-import verify_datapath  # noqa: E402
-from ansible.errors import AnsibleFilterError  # noqa: E402
+_spec = importlib.util.spec_from_file_location('verify_datapath', ROOT / 'filter_plugins' / 'verify_datapath.py')
+verify_datapath = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(verify_datapath)
 
 pick = verify_datapath.verify_datapath_address
 
@@ -47,3 +47,24 @@ def test_a_neighbour_entry_that_is_not_an_address_is_ignored_and_a_bad_cidr_is_r
     assert pick('192.0.2.0/24', [], ['fe80::1%eth0', None, '192.0.2.254']) == '192.0.2.253'
     with pytest.raises(AnsibleFilterError, match='verify_datapath_address'):
         pick('192.0.2.0/33', [], [])
+
+
+def test_a_subnet_and_excludes_written_with_host_bits_are_read_as_their_networks():
+    # the node's own address/prefix, as `ip addr` shows it, names the same /29 (.1-.6)
+    assert pick('192.0.2.5/29', ['192.0.2.6/31'], []) == '192.0.2.5'
+    assert pick('192.0.2.0/29', ['192.0.2.5/30'], []) == '192.0.2.3'
+
+
+def test_a_pinned_address_is_trimmed_and_no_lists_mean_nothing_to_avoid():
+    assert pick('192.0.2.0/24', None, None, ' 192.0.2.9 ') == '192.0.2.9'
+    assert pick('192.0.2.0/24', None, None) == '192.0.2.254'
+
+
+def test_a_bad_cidr_is_refused_quoting_python():
+    with pytest.raises(AnsibleFilterError) as refused:
+        pick('192.0.2.0/33', [], [])
+    assert refused.value.message == "verify_datapath_address: '192.0.2.0/33' does not appear to be an IPv4 or IPv6 network"
+
+
+def test_the_plugin_offers_the_filter():
+    assert verify_datapath.FilterModule().filters() == {'verify_datapath_address': pick}

@@ -1,4 +1,4 @@
-"""What verify reads from ib_write_bw and from Multus (roles/verify/filter_plugins/verify_perftest.py).
+"""What verify reads from ib_write_bw and from Multus (filter_plugins/verify_perftest.py).
 
 The ib_write_bw reports in tests/fixtures/perftest/ are real: perftest 4.5+0.17-1 (Debian
 12's package) on the lab's two VMs over Soft-RoCE, 50 RDMA writes of 64 KiB, the server
@@ -8,17 +8,17 @@ check runs it), and a client with no server listening. The expected numbers are 
 those reports by hand.
 """
 
+import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from ansible.errors import AnsibleFilterError
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / 'roles' / 'verify' / 'filter_plugins'))
-
-import verify_perftest  # noqa: E402
-from ansible.errors import AnsibleFilterError  # noqa: E402
+_spec = importlib.util.spec_from_file_location('verify_perftest', ROOT / 'filter_plugins' / 'verify_perftest.py')
+verify_perftest = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(verify_perftest)
 
 FIXTURES = ROOT / 'tests' / 'fixtures' / 'perftest'
 
@@ -97,3 +97,52 @@ def test_the_nodes_are_the_pinned_pair_or_the_first_two_ipu_nodes_by_their_kuber
     assert verify_perftest.verify_perftest_nodes([], ['ipu-a', 'ipu-b', 'ipu-c'], hostvars) == ['node-a', 'ipu-b']
     assert verify_perftest.verify_perftest_nodes(['n2', 'n1'], ['ipu-a', 'ipu-b'], hostvars) == ['n2', 'n1']
     assert verify_perftest.verify_perftest_nodes([], ['ipu-a'], hostvars) == ['node-a']
+
+
+def test_a_failed_run_is_refused_quoting_its_last_lines_in_full():
+    with pytest.raises(AnsibleFilterError) as failure:
+        verify_perftest.verify_perftest_result(report('ib_write_bw-client-refused.txt'))
+    assert failure.value.message == (
+        "no ib_write_bw result row (#bytes #iterations BW peak ...) in the output: Couldn't connect to "
+        "10.247.208.10:18602 | Unable to open file descriptor for socket connection Unable to init the socket "
+        "connection")
+
+
+def test_only_the_last_five_lines_are_quoted_and_no_output_says_so():
+    with pytest.raises(AnsibleFilterError) as failure:
+        verify_perftest.verify_perftest_result('\n'.join('line %d' % n for n in range(1, 8)) + '\n\n')
+    # the last five lines are line 4 to line 7 and a blank one, which is not shown
+    assert failure.value.message.endswith('in the output: line 4 | line 5 | line 6 | line 7')
+    with pytest.raises(AnsibleFilterError) as failure:
+        verify_perftest.verify_perftest_result(None)
+    assert failure.value.message == 'no ib_write_bw result row (#bytes #iterations BW peak ...) in the output: no output'
+
+
+def test_the_row_is_the_one_after_the_heading():
+    heading = ' #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]'
+    output = '\n'.join([' 4096       10           9.9                9.9                  9.9', heading,
+                        ' 65536      50           0.047197           0.044390             0.000085'])
+    assert verify_perftest.verify_perftest_result(output) == CLIENT_GBITS
+
+
+def test_a_network_status_that_is_not_json_is_refused_quoting_python():
+    with pytest.raises(AnsibleFilterError) as refused:
+        verify_perftest.verify_network_status_ip({'k8s.v1.cni.cncf.io/network-status': '[{'}, 'net1')
+    assert refused.value.message == ('k8s.v1.cni.cncf.io/network-status is not JSON: Expecting property name enclosed '
+                                     'in double quotes: line 1 column 3 (char 2)')
+
+
+@pytest.mark.parametrize('status', ['5', '{"interface": "net1", "ips": ["10.0.0.1"]}', 'null'])
+def test_a_network_status_that_is_not_a_list_gives_no_address(status):
+    assert verify_perftest.verify_network_status_ip({'k8s.v1.cni.cncf.io/network-status': status}, 'net1') == ''
+
+
+def test_an_ipu_node_without_host_variables_goes_by_its_inventory_name():
+    assert verify_perftest.verify_perftest_nodes(None, ['ipu-a', 'ipu-z'], {'ipu-a': {}}) == ['ipu-a', 'ipu-z']
+
+
+def test_the_plugin_offers_the_three_filters():
+    assert verify_perftest.FilterModule().filters() == {
+        'verify_perftest_result': verify_perftest.verify_perftest_result,
+        'verify_network_status_ip': verify_perftest.verify_network_status_ip,
+        'verify_perftest_nodes': verify_perftest.verify_perftest_nodes}

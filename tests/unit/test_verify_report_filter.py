@@ -2,16 +2,16 @@
 that fits 100 columns without cutting a value, one reason line per FAIL or SKIP row,
 the counts, and the HTML page."""
 
+import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / 'filter_plugins'))
-
-import verify_report  # noqa: E402
+_spec = importlib.util.spec_from_file_location('verify_report', ROOT / 'filter_plugins' / 'verify_report.py')
+verify_report = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(verify_report)
 
 LONG_EXCLUDES = ('excludes 10.247.208.0/25, 10.247.209.254/32, 10.247.209.255/32 and the node\'s own '
                  'address 10.247.209.10/32 from the whereabouts range 10.247.208.0/23')
@@ -129,3 +129,187 @@ def test_the_html_page_is_self_contained_and_escapes_values():
     assert not re.search(r'<[^>]*\s(src|href)\s*=', page)
     assert '<span class="FAIL">2 FAIL</span>' in page
     assert LONG_EXCLUDES.replace("'", '&#x27;') in page
+
+
+# --- the report written out by hand, line by line ---------------------------------------------
+
+SMALL = [
+    {'host': 'n1', 'check': 'memlock', 'expected': 'infinity', 'observed': 'infinity', 'status': 'PASS'},
+    {'host': 'n2', 'check': 'ping', 'expected': 'reply', 'observed': None, 'status': 'FAIL'},
+    {'host': 'n1', 'check': 'smoke', 'expected': 'ok', 'observed': '', 'status': 'SKIP'},
+]
+
+
+def test_a_small_report_line_by_line():
+    # Every column as wide as its header or its longest value; two spaces between columns.
+    assert verify_report.verify_report_table(SMALL, json_file='/r/v.json', html_file='/r/v.html', width='100') == '\n'.join([
+        'HOST  CHECK    EXPECTED  OBSERVED  STATUS',
+        '----  -------  --------  --------  ------',
+        'n1    memlock  infinity  infinity  PASS',
+        'n2    ping     reply' + ' ' * 15 + 'FAIL',
+        'n1    smoke    ok' + ' ' * 18 + 'SKIP',
+        '',
+        'FAIL  n2: ping: observed (nothing); expected reply',
+        'SKIP  n1: smoke: no reason recorded',
+        '',
+        '3 checks: 1 PASS, 1 FAIL, 1 SKIP.',
+        'JSON: /r/v.json',
+        'HTML: /r/v.html',
+    ])
+
+
+def test_an_all_pass_report_has_no_reason_block_and_no_file_lines():
+    assert verify_report.verify_report_table(SMALL[:1]).splitlines()[3:] == ['', '1 checks: 1 PASS, 0 FAIL, 0 SKIP.']
+
+
+def test_an_empty_report_is_the_header_and_the_counts():
+    assert verify_report.verify_report_table([]).splitlines() == [
+        'HOST  CHECK  EXPECTED  OBSERVED  STATUS', '----  -----  --------  --------  ------', '',
+        '0 checks: 0 PASS, 0 FAIL, 0 SKIP.']
+
+
+@pytest.mark.parametrize('host, widths', [
+    # budget 60 - 4 gaps of 2 = 52; from the headers (4, 5, 8, 8) and the status's own 6, one
+    # character at a time to each column still narrower than its longest value, left to right
+    ('h' * 10, [10, 10, 13, 13, 6]),
+    ('ab', [4, 12, 15, 15, 6]),
+])
+def test_column_widths_share_out_the_width(host, widths):
+    rows = [{'host': host, 'check': 'c' * 30, 'expected': 'e' * 30, 'observed': 'o' * 30, 'status': 'PASS'}]
+    assert verify_report.column_widths(rows, 60) == widths
+
+
+def test_column_widths_fit_exactly_the_natural_ones_and_keep_a_long_status_whole():
+    rows = [{'host': 'h' * 20, 'check': 'c' * 20, 'expected': 'e' * 20, 'observed': 'o' * 26, 'status': 'PASS'}]
+    assert verify_report.column_widths(rows, 100) == [20, 20, 20, 26, 6]   # 92 = 100 - 8
+    rows[0]['observed'] += 'o'
+    assert verify_report.column_widths(rows, 100) == [20, 20, 20, 26, 6]   # one short: observed gives
+    assert verify_report.column_widths([{'status': 'S' * 100}], 100) == [4, 5, 8, 8, 100]
+    assert verify_report.column_widths([{'check': 'a\nbbbbbbb'}]) == [4, 7, 8, 8, 6]
+
+
+def test_cells_wrap_at_spaces_keep_hyphenated_words_and_break_only_overlong_words():
+    rows = [{'host': 'n1', 'check': 'c', 'expected': 'e', 'observed': 'rdma0-link-is-down now\nsecond', 'status': 'FAIL'}]
+    # width 40: budget 32 = 4 + 5 + 8 + observed + 6 -> observed gets 9
+    lines = verify_report.verify_report_table(rows, width=40).splitlines()
+    assert lines[:6] == ['HOST  CHECK  EXPECTED  OBSERVED   STATUS',
+                         '----  -----  --------  ---------  ------',
+                         'n1    c      e         rdma0-lin  FAIL',
+                         '                       k-is-down',
+                         '                       now',
+                         '                       second']
+    # 'FAIL  n1: c: observed ' is 22 characters, the hyphenated word 18: exactly 40
+    assert lines[6:9] == ['', 'FAIL  n1: c: observed rdma0-link-is-down', '      now second; expected e']
+
+
+def test_a_host_that_left_the_play_is_added_once_after_the_rows():
+    rows = verify_report.verify_report_rows(iter([[SMALL[0]], None, [SMALL[1]]]), iter(['n1', 'n3', 'n2']),
+                                            ['n1', 'n2'])
+    assert rows == [SMALL[0], SMALL[1], dict(verify_report.DROPPED, host='n3')]
+    rows[0]['status'] = 'FAIL'
+    assert SMALL[0]['status'] == 'PASS'  # the rows are copies
+    with pytest.raises(ValueError) as refused:
+        verify_report.verify_report_rows([[]], [], [])
+    assert str(refused.value) == 'verify_report_rows: 1 result lists for 0 hosts'
+
+
+STYLE = """<style>
+body { font-family: system-ui, sans-serif; margin: 1.5em; color: #1b1b1b; }
+h1 { font-size: 1.3em; margin-bottom: 0.2em; }
+p.meta { color: #555; margin-top: 0; }
+p.counts span { display: inline-block; padding: 0.1em 0.6em; margin-right: 0.4em; border-radius: 0.3em; }
+table { border-collapse: collapse; width: 100%; }
+th, td { border: 1px solid #ccc; padding: 0.3em 0.5em; text-align: left; vertical-align: top; }
+th, td.host, td.status { white-space: nowrap; }
+td.observed { overflow-wrap: anywhere; }
+th { background: #eee; }
+td.status { font-weight: bold; }
+.PASS td.status, span.PASS { background: #dff3df; color: #135e13; }
+.FAIL td.status, span.FAIL { background: #fbdcdc; color: #8a1010; }
+.SKIP td.status, span.SKIP { background: #fdf1cf; color: #6b5000; }
+ul.reasons li { margin-bottom: 0.3em; }
+</style>"""
+
+
+def test_a_small_html_page_line_by_line():
+    rows = [SMALL[0], {'host': 'n2', 'check': 'ping & pong', 'expected': 'reply', 'observed': 'a\nb', 'status': 'FAIL'},
+            {'host': 'n3', 'check': 'odd', 'expected': 'x', 'observed': 'y', 'status': 'ERROR'}]
+    page = verify_report.verify_report_html(rows, generated='20261123T180000Z', json_file='/r/v.json')
+    assert page == '\n'.join([
+        '<!DOCTYPE html>',
+        '<html lang="en">',
+        '<head>',
+        '<meta charset="utf-8">',
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'">',
+        '<title>ipu-k8s verify report 20261123T180000Z</title>',
+        STYLE,
+        '</head>',
+        '<body>',
+        '<h1>ipu-k8s verify report</h1>',
+        '<p class="meta">generated 20261123T180000Z &middot; JSON: /r/v.json</p>',
+        '<p class="counts" id="counts">3 checks: <span class="PASS">1 PASS</span> <span class="FAIL">1 FAIL</span> '
+        '<span class="SKIP">0 SKIP</span></p>',
+        '<table id="results">',
+        '<thead><tr><th>Host</th><th>Check</th><th>Expected</th><th>Observed</th><th>Status</th></tr></thead>',
+        '<tbody>',
+        '<tr class="PASS"><td class="host">n1</td><td class="check">memlock</td><td class="expected">infinity</td>'
+        '<td class="observed">infinity</td><td class="status">PASS</td></tr>',
+        '<tr class="FAIL"><td class="host">n2</td><td class="check">ping &amp; pong</td><td class="expected">reply</td>'
+        '<td class="observed">a<br>b</td><td class="status">FAIL</td></tr>',
+        '<tr class="OTHER"><td class="host">n3</td><td class="check">odd</td><td class="expected">x</td>'
+        '<td class="observed">y</td><td class="status">ERROR</td></tr>',
+        '</tbody>',
+        '</table>',
+        '<h2>Failed and skipped checks</h2>',
+        '<ul class="reasons">',
+        '<li class="FAIL"><span class="FAIL">FAIL</span> n2: ping &amp; pong: observed a\nb; expected reply</li>',
+        '</ul>',
+        '</body>',
+        '</html>',
+    ]) + '\n'
+
+
+def test_an_html_page_without_date_file_or_failures():
+    page = verify_report.verify_report_html(SMALL[:1] + [dict(SMALL[0], status=None)], title='Site <A>')
+    lines = page.splitlines()
+    assert lines[5] == '<title>Site &lt;A&gt;</title>'
+    assert '<h1>Site &lt;A&gt;</h1>' in lines and 'class="meta"' not in page
+    assert '<h2>' not in page and '<ul' not in page
+    assert '<tr class="OTHER"><td class="host">n1</td>' in page
+    assert lines[-3:] == ['</table>', '</body>', '</html>']
+    assert verify_report.verify_report_html([], json_file='/r/v.json').count('<p class="meta">JSON: /r/v.json</p>') == 1
+
+
+def test_the_skip_reason_in_the_html_page():
+    page = verify_report.verify_report_html([SMALL[2], dict(SMALL[2], observed='opt-in: -e x=true')])
+    assert '<li class="SKIP"><span class="SKIP">SKIP</span> n1: smoke: no reason recorded</li>' in page
+    assert '<li class="SKIP"><span class="SKIP">SKIP</span> n1: smoke: opt-in: -e x=true</li>' in page
+
+
+def test_the_plugin_offers_the_four_filters():
+    assert verify_report.FilterModule().filters() == {
+        'verify_report_rows': verify_report.verify_report_rows,
+        'verify_report_summary': verify_report.verify_report_summary,
+        'verify_report_table': verify_report.verify_report_table,
+        'verify_report_html': verify_report.verify_report_html}
+
+
+def test_the_default_width_is_100_columns():
+    rows = [{'host': 'h' * 20, 'check': 'c' * 20, 'expected': 'e' * 20, 'observed': 'o' * 27, 'status': 'PASS'}]
+    assert verify_report.column_widths(rows) == [20, 20, 20, 26, 6]
+    row = {'host': 'h', 'check': 'c', 'observed': 'x' * 89, 'status': 'SKIP'}   # 'SKIP  h: c: ' is 12: 101 in all
+    assert verify_report.reason_lines([row]) == ['SKIP  h: c:', '      ' + 'x' * 89]
+    row['observed'] = 'x' * 88
+    assert verify_report.reason_lines([row]) == ['SKIP  h: c: ' + 'x' * 88]
+
+
+def test_reason_lines_keep_hyphenated_words_whole():
+    row = {'host': 'h', 'check': 'c', 'expected': 'e', 'observed': 'aaaa-bbbb-cccc-dddd', 'status': 'FAIL'}
+    assert verify_report.reason_lines([row], 30) == ['FAIL  h: c: observed', '      aaaa-bbbb-cccc-dddd;',
+                                                     '      expected e']
+
+
+def test_a_blank_line_inside_a_value_stays_blank():
+    rows = [{'host': 'n1', 'check': 'c', 'expected': 'e', 'observed': 'one\n\ntwo', 'status': 'PASS'}]
+    assert verify_report.verify_report_table(rows).splitlines()[2:5] == [
+        'n1    c      e         one       PASS', '', ' ' * 23 + 'two']
