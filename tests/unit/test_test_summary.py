@@ -126,7 +126,7 @@ def test_a_long_check_name_widens_its_column(tmp_path):
     assert columns.pop() > len("static       syntax-check playbooks/%s (inventories/lab)" % long_name) - 1
 
 
-def test_the_molecule_tier_runs_beside_the_others_and_is_reported_after_them(tmp_path):
+def test_the_api_and_molecule_tiers_run_in_lanes_of_their_own_and_are_reported_in_order(tmp_path):
     """scripts/test api molecule on a copy whose api tier is one pytest test and whose
     molecule is a stand-in on PATH: each notes when it starts and ends; the two overlap,
     the molecule output follows the api tier's, and both count in the summary."""
