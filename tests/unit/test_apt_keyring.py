@@ -270,3 +270,30 @@ def test_a_keyring_named_without_a_directory_is_rewritten_in_the_working_directo
     assert run(monkeypatch, {'src': 'k.asc', 'dest': 'k.gpg', 'fingerprints': [fingerprint]})['changed'] is True
     assert sorted(os.listdir(tmp_path)) == ['k.asc', 'k.gpg']
 
+
+@pytest.fixture
+def strict_umask():
+    """A node whose login umask lets no one else read new files."""
+    old = os.umask(0o077)
+    yield
+    os.umask(old)
+
+
+@needs_gpg
+@pytest.mark.parametrize('dest', ['k.gpg', 'k.asc'])
+def test_a_keyring_is_readable_by_apts_sandbox_user_whatever_the_umask(monkeypatch, tmp_path, keys, strict_umask,
+                                                                       dest):
+    armored, fingerprint = keys[0]
+    src, dest = downloaded(tmp_path, armored, 'k.download', dest)
+    run(monkeypatch, {'src': str(src), 'dest': str(dest), 'fingerprints': [fingerprint]})
+    assert oct(dest.stat().st_mode & 0o777) == '0o644'
+
+
+@needs_gpg
+def test_a_rewritten_keyring_that_only_root_could_read_becomes_readable(monkeypatch, tmp_path, keys):
+    armored, fingerprint = keys[0]
+    src, dest = downloaded(tmp_path, armored)
+    dest.write_bytes(b'an older key')
+    dest.chmod(0o600)
+    assert run(monkeypatch, {'src': str(src), 'dest': str(dest), 'fingerprints': [fingerprint]})['changed'] is True
+    assert oct(dest.stat().st_mode & 0o777) == '0o644'
