@@ -17,7 +17,8 @@ description:
   - Writes O(dest) (the file a sources entry names in C(Signed-By)) from the verified key, dearmoured
     (binary) when O(dest) does not end in C(.asc), else as it is. The file is written next to O(dest)
     and renamed over it, so apt never sees a half-written keyring; a keyring whose content differs from
-    the verified key (an older key, or a file cut short by an interruption) is rewritten.
+    the verified key (an older key, or a file cut short by an interruption) is rewritten, with mode 0644
+    whatever the umask (apt reads keyrings as its unprivileged C(_apt) user).
   - gpg runs with a throwaway home directory; nothing is imported anywhere.
 version_added: "1.0.0"
 author:
@@ -144,8 +145,8 @@ def main():
                 out_file.write(wanted)
                 out_file.flush()
                 os.fsync(out_file.fileno())
-            os.chmod(staged, 0o644)
             module.atomic_move(staged, dest)
+            os.chmod(dest, 0o644)  # atomic_move keeps the old file's mode or applies the umask; apt reads as _apt
         module.exit_json(changed=changed, fingerprints=found, dearmored=dearmor)
     finally:
         shutil.rmtree(home, ignore_errors=True)

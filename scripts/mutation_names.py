@@ -17,6 +17,7 @@ MUTATION_ROOT is the tree the tests run in (mutmut's mutants/ directory); MUTATI
 lists the core files, one repository path a line."""
 
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -32,7 +33,7 @@ def _load(path):
     """The module of core file `path`, loaded once under its path's name."""
     name = NAME_BY_PATH[path]
     if name not in sys.modules:
-        spec = _spec_from_file_location(name, ROOT / path)
+        spec = _renaming_spec_from_file_location(name, ROOT / path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         try:
@@ -64,6 +65,19 @@ class _UtilsFinder(importlib.abc.MetaPathFinder):
         return importlib.util.spec_from_loader(fullname, _Alias(UTILS[stem]))
 
 
+class _CompiledOnce(importlib.machinery.SourceFileLoader):
+    """Compiles each core file once per process (and so once for all the forked mutant runs):
+    a mutated file holds every mutant of the original (megabytes), the tests load a module
+    afresh for each test, and no bytecode cache is written when PYTHONDONTWRITEBYTECODE is set."""
+
+    code = {}
+
+    def get_code(self, fullname):
+        if self.path not in self.code:
+            self.code[self.path] = super().get_code(fullname)
+        return self.code[self.path]
+
+
 _spec_from_file_location = importlib.util.spec_from_file_location
 
 
@@ -75,6 +89,8 @@ def _renaming_spec_from_file_location(name, location=None, *args, **kwargs):
             relative = None
         if relative in NAME_BY_PATH:
             name = NAME_BY_PATH[relative]
+            if not args and set(kwargs) <= {'submodule_search_locations'}:
+                kwargs['loader'] = _CompiledOnce(name, str(location))
     return _spec_from_file_location(name, location, *args, **kwargs)
 
 

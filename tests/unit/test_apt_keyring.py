@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import ansible.module_utils
 import pytest
@@ -131,6 +132,7 @@ def test_truncated_download_is_refused_and_removed(monkeypatch, tmp_path, keys):
     with pytest.raises(ModuleFail) as failed:
         run(monkeypatch, {'src': str(src), 'dest': str(dest), 'fingerprints': [fingerprint]})
     assert 'holds no OpenPGP public key' in failed.value.result['msg']
+    assert 'gpg: no valid OpenPGP data found.' in failed.value.result['stderr']
     assert not src.exists()
 
 
@@ -173,3 +175,125 @@ def test_malformed_fingerprint_setting_is_refused(monkeypatch, tmp_path):
                           'setting': 'containerd_docker_gpg_key_fingerprints'})
     assert failed.value.result['msg'].startswith('containerd_docker_gpg_key_fingerprints must list 40-hex-digit')
     assert os.path.exists(src)
+
+
+@needs_gpg
+@pytest.mark.parametrize('dest', ['k.gpg', 'k.asc'])
+def test_gpg_runs_in_the_c_locale_with_a_throwaway_home_that_is_removed(monkeypatch, tmp_path, keys, dest):
+    armored, fingerprint = keys[0]
+    (tmp_path / 'k.download').write_text(armored)
+    made, environments = [], []
+    real_mkdtemp, real_run_command = tempfile.mkdtemp, basic.AnsibleModule.run_command
+
+    def mkdtemp(*args, **kwargs):
+        made.append(real_mkdtemp(*args, **kwargs))
+        return made[-1]
+
+    def run_command(self, args, **kwargs):
+        environments.append(kwargs.get('environ_update'))
+        return real_run_command(self, args, **kwargs)
+
+    monkeypatch.setattr(tempfile, 'mkdtemp', mkdtemp)
+    monkeypatch.setattr(basic.AnsibleModule, 'run_command', run_command)
+    result = run(monkeypatch, {'src': str(tmp_path / 'k.download'), 'dest': str(tmp_path / dest),
+                               'fingerprints': [fingerprint]})
+    assert result['changed'] is True
+    home = [path for path in made if os.path.basename(path).startswith('apt-keyring-')]
+    assert len(home) == 1 and os.path.dirname(home[0]) == tempfile.gettempdir() and not os.path.exists(home[0])
+    assert environments == [{'GNUPGHOME': home[0], 'LC_ALL': 'C'}] * (2 if dest == 'k.gpg' else 1)
+
+
+@needs_gpg
+def test_a_throwaway_home_that_vanishes_before_its_removal_does_not_fail_the_run(monkeypatch, tmp_path, keys):
+    armored, fingerprint = keys[0]
+    src, dest = downloaded(tmp_path, armored, 'k.download', 'k.asc')
+    real_run_command = basic.AnsibleModule.run_command
+
+    def run_command(self, args, **kwargs):
+        answer = real_run_command(self, args, **kwargs)
+        shutil.rmtree(kwargs['environ_update']['GNUPGHOME'])  # as a cleaner of the temporary directory would
+        return answer
+
+    monkeypatch.setattr(basic.AnsibleModule, 'run_command', run_command)
+    assert run(monkeypatch, {'src': str(src), 'dest': str(dest), 'fingerprints': [fingerprint]})['changed'] is True
+    assert dest.read_text() == armored
+
+
+@needs_gpg
+def test_a_failing_dearmor_is_refused_with_what_gpg_said_and_writes_nothing(monkeypatch, tmp_path, keys):
+    armored, fingerprint = keys[0]
+    src, dest = downloaded(tmp_path, armored)
+    real_run_command = basic.AnsibleModule.run_command
+
+    def run_command(self, args, **kwargs):
+        if '--dearmor' in args:
+            return 2, '', 'gpg: write error: No space left on device\n'
+        return real_run_command(self, args, **kwargs)
+
+    monkeypatch.setattr(basic.AnsibleModule, 'run_command', run_command)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ModuleFail) as failed:
+        run(monkeypatch, {'src': str(src), 'dest': str(dest), 'fingerprints': [fingerprint]})
+    assert failed.value.result == {'msg': 'gpg --dearmor %s failed: gpg: write error: No space left on device' % src,
+                                   'rc': 2, 'stderr': 'gpg: write error: No space left on device\n'}
+    assert sorted(os.listdir(tmp_path)) == ['k.asc']
+
+
+@needs_gpg
+def test_the_keyring_is_staged_hidden_beside_dest_and_nothing_is_left_in_the_working_directory(monkeypatch, tmp_path,
+                                                                                               keys):
+    armored, fingerprint = keys[0]
+    (tmp_path / 'keys').mkdir()
+    (tmp_path / 'cwd').mkdir()
+    src, dest = downloaded(tmp_path / 'keys', armored)
+    staged = []
+    real_mkstemp = tempfile.mkstemp
+
+    def mkstemp(*args, **kwargs):
+        staged.append(real_mkstemp(*args, **kwargs)[1])
+        return os.open(staged[-1], os.O_WRONLY), staged[-1]
+
+    monkeypatch.setattr(tempfile, 'mkstemp', mkstemp)
+    monkeypatch.chdir(tmp_path / 'cwd')
+    assert run(monkeypatch, {'src': str(src), 'dest': str(dest), 'fingerprints': [fingerprint]})['changed'] is True
+    assert len(staged) == 1 and os.path.dirname(staged[0]) == str(tmp_path / 'keys')
+    assert os.path.basename(staged[0]).startswith('.k.gpg.') and len(os.path.basename(staged[0])) > len('.k.gpg.')
+    assert sorted(os.listdir(tmp_path / 'keys')) == ['k.asc', 'k.gpg'] and os.listdir(tmp_path / 'cwd') == []
+
+
+@needs_gpg
+def test_a_keyring_named_without_a_directory_is_rewritten_in_the_working_directory(monkeypatch, tmp_path, keys):
+    armored, fingerprint = keys[0]
+    _src, dest = downloaded(tmp_path, armored)
+    dest.write_bytes(b'an older key')
+    monkeypatch.chdir(tmp_path)
+    assert run(monkeypatch, {'src': 'k.asc', 'dest': 'k.gpg', 'fingerprints': [fingerprint]})['changed'] is True
+    assert sorted(os.listdir(tmp_path)) == ['k.asc', 'k.gpg']
+
+
+@pytest.fixture
+def strict_umask():
+    """A node whose login umask lets no one else read new files."""
+    old = os.umask(0o077)
+    yield
+    os.umask(old)
+
+
+@needs_gpg
+@pytest.mark.parametrize('dest', ['k.gpg', 'k.asc'])
+def test_a_keyring_is_readable_by_apts_sandbox_user_whatever_the_umask(monkeypatch, tmp_path, keys, strict_umask,
+                                                                       dest):
+    armored, fingerprint = keys[0]
+    src, dest = downloaded(tmp_path, armored, 'k.download', dest)
+    run(monkeypatch, {'src': str(src), 'dest': str(dest), 'fingerprints': [fingerprint]})
+    assert oct(dest.stat().st_mode & 0o777) == '0o644'
+
+
+@needs_gpg
+def test_a_rewritten_keyring_that_only_root_could_read_becomes_readable(monkeypatch, tmp_path, keys):
+    armored, fingerprint = keys[0]
+    src, dest = downloaded(tmp_path, armored)
+    dest.write_bytes(b'an older key')
+    dest.chmod(0o600)
+    assert run(monkeypatch, {'src': str(src), 'dest': str(dest), 'fingerprints': [fingerprint]})['changed'] is True
+    assert oct(dest.stat().st_mode & 0o777) == '0o644'

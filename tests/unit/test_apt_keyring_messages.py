@@ -59,3 +59,25 @@ def test_paths_under_the_home_directory_are_expanded(monkeypatch, tmp_path, keys
     (tmp_path / 'k.asc').write_text(armored)
     result = run(monkeypatch, {'src': '~/k.asc', 'dest': '~/k.gpg', 'fingerprints': [fingerprint]})
     assert result['changed'] is True and (tmp_path / 'k.gpg').exists()
+
+
+def test_a_fingerprint_that_is_a_number_is_read_as_text_under_the_default_setting_name(monkeypatch, tmp_path):
+    src = tmp_path / 'k.asc'
+    src.write_text('x')
+    with pytest.raises(ModuleFail) as failed:
+        run(monkeypatch, {'src': str(src), 'dest': str(tmp_path / 'k.gpg'), 'fingerprints': [1234]})
+    assert failed.value.result['msg'] == (
+        "fingerprints must list 40-hex-digit key fingerprints (it is ['1234']); use the value the repository "
+        "documents.")
+
+
+def test_without_gpg_on_the_node_the_module_says_so_and_keeps_the_download(monkeypatch, tmp_path):
+    monkeypatch.setenv('PATH', str(tmp_path))
+    src = tmp_path / 'k.asc'
+    src.write_text('x')
+    with pytest.raises(ModuleFail) as failed:
+        run(monkeypatch, {'src': str(src), 'dest': str(tmp_path / 'k.gpg'),
+                          'fingerprints': ['9DC858229FC7DD38854AE2D88D81803C0EBFCD88']})
+    assert failed.value.result['msg'].startswith('Failed to find required executable "gpg"')
+    assert src.exists()
+

@@ -4,6 +4,7 @@ base python, the virtualenv's python and pip are stood in for (FakeCommands); wh
 module decides from their answers runs for real."""
 
 import json
+import socket
 
 import pytest
 
@@ -182,3 +183,115 @@ def test_a_failing_package_listing_returns_what_the_python_said(run_module, venv
         run_module('k8s_client_venv', {'path': path, 'requirements': PINS}, fake)
     assert (failed.value.result['rc'], failed.value.result['stdout'], failed.value.result['stderr']) == (
         3, 'partial\n', 'Traceback\n')
+
+
+@pytest.mark.parametrize('missing', ['path', 'requirements'])
+def test_each_required_option_is_required(run_module, tmp_path, missing):
+    args = {'path': str(tmp_path / 'v'), 'requirements': PINS}
+    del args[missing]
+    with pytest.raises(ModuleFail) as failed:
+        run_module('k8s_client_venv', args)
+    assert failed.value.result['msg'] == 'missing required arguments: %s' % missing
+
+
+def test_paths_under_the_home_directory_are_expanded(run_module, venv_module, tmp_path, monkeypatch):
+    monkeypatch.setenv('HOME', str(tmp_path))
+    (tmp_path / 'wheels').mkdir()
+    path = str(tmp_path / 'v')
+    fake = FakeCommands({('-m', 'venv', path): (0, '', ''),
+                         probe_key(venv_module): [listed(), listed(kubernetes='33.1.0', pyyaml='6.0.3')],
+                         pip_args('--no-index', '--find-links', str(tmp_path / 'wheels'), *PINS): (0, '', '')})
+    result = run_module('k8s_client_venv', {'path': '~/v', 'requirements': PINS, 'base_python': '~/py/bin/python3',
+                                            'wheel_dir': '~/wheels'}, fake)
+    assert result['python'] == path + '/bin/python3' and result['ready'] is True
+    assert fake.calls[0][0] == str(tmp_path / 'py' / 'bin' / 'python3')
+
+
+def test_a_requirement_that_is_no_string_is_refused_as_text(run_module, tmp_path):
+    with pytest.raises(ModuleFail) as failed:
+        run_module('k8s_client_venv', {'path': str(tmp_path / 'v'), 'requirements': ['kubernetes==33.1.0', 1.5]})
+    assert failed.value.result['msg'].startswith("ipu_k8s_client_requirements: requirement '1.5' is not an exact pin")
+
+
+def test_a_pip_timeout_that_is_no_number_is_refused_before_anything_runs(run_module, tmp_path):
+    fake = FakeCommands()
+    with pytest.raises(ModuleFail) as failed:
+        run_module('k8s_client_venv', {'path': str(tmp_path / 'v'), 'requirements': PINS, 'pip_timeout': 'soon'},
+                   fake)
+    assert "pip_timeout" in failed.value.result['msg'] and "cannot be converted to an int" in failed.value.result['msg']
+    assert fake.calls == []
+
+
+@pytest.mark.parametrize('length, shown', [(119, 'k' * 119), (120, 'k' * 117 + '...'), (130, 'k' * 117 + '...')])
+def test_a_long_requirement_is_shown_cut_to_120_characters(length, shown, venv_module):
+    with pytest.raises(ValueError) as refused:
+        venv_module.parse_requirements(['k' * length])
+    assert str(refused.value) == (
+        "requirement '%s' is not an exact pin: write it as name==version (for example kubernetes==33.1.0), "
+        "optionally with --hash=sha256:<64 hex digits> options, so that every host gets the same client and a "
+        "rerun changes nothing" % shown)
+
+
+def test_hashes_on_some_pins_only_are_refused_naming_both_sides(venv_module):
+    with pytest.raises(ValueError) as refused:
+        venv_module.parse_requirements(['six==1.17.0 --hash=sha256:' + 'a' * 64, 'kubernetes==33.1.0',
+                                        'PyYAML==6.0.3', 'jsonpatch==1.33 --hash=sha256:' + 'b' * 64])
+    assert str(refused.value) == (
+        'jsonpatch, six carry sha256 hashes but kubernetes, PyYAML do not: pip checks either every package or none '
+        '(--require-hashes); give every pin its hashes (scripts/lock-k8s-client writes them)')
+
+
+HASHED = ['kubernetes==33.1.0 --hash=sha256:' + 'a' * 64 + ' --hash=sha256:' + 'b' * 64,
+          'PyYAML==6.0.3 --hash=sha256:' + 'c' * 64]
+
+
+def test_hashed_pins_are_installed_from_a_requirements_file_with_their_hashes(run_module, venv_module, tmp_path,
+                                                                              monkeypatch):
+    from ansible.module_utils import basic
+    monkeypatch.setattr(basic.AnsibleModule, 'tmpdir', property(lambda self: str(tmp_path)))
+    path = existing(tmp_path)
+    fake = FakeCommands({probe_key(venv_module): [listed(kubernetes='33.1.0'),
+                                                  listed(kubernetes='33.1.0', pyyaml='6.0.3')],
+                         pip_args('--require-hashes', '-r', str(tmp_path / 'requirements.txt')): (0, '', '')})
+    result = run_module('k8s_client_venv', {'path': path, 'requirements': HASHED}, fake)
+    assert result['hashes_checked'] is True and result['missing'] == ['PyYAML==6.0.3']
+    assert (tmp_path / 'requirements.txt').read_text() == (
+        'kubernetes==33.1.0 --hash=sha256:%s --hash=sha256:%s\nPyYAML==6.0.3 --hash=sha256:%s\n'
+        % ('a' * 64, 'b' * 64, 'c' * 64))
+
+
+def test_a_missing_wheel_directory_with_hashed_pins_is_refused_with_the_locked_download(run_module, tmp_path):
+    with pytest.raises(ModuleFail) as failed:
+        run_module('k8s_client_venv', {'path': str(tmp_path / 'v'), 'requirements': HASHED,
+                                       'wheel_dir': str(tmp_path / 'none')})
+    assert failed.value.result['msg'] == (
+        'ipu_k8s_client_wheel_dir %s is not a directory on %s: copy the wheels there (pip download --require-hashes '
+        '-r roles/ipu_k8s/files/kubernetes-client.lock), or leave it empty to install from the package index.'
+        % (tmp_path / 'none', socket.gethostname()))
+
+
+def test_a_failing_pip_names_every_missing_pin_and_returns_what_pip_said(run_module, venv_module, tmp_path):
+    path = existing(tmp_path)
+    fake = FakeCommands({probe_key(venv_module): listed(), pip_args(*PINS): (2, 'Collecting\n', 'ERROR: offline\n')})
+    with pytest.raises(ModuleFail) as failed:
+        run_module('k8s_client_venv', {'path': path, 'requirements': PINS}, fake)
+    assert failed.value.result['msg'] == (
+        'Installing kubernetes==33.1.0 PyYAML==6.0.3 into %s from PyPI failed (rc 2): ERROR: offline' % path)
+    assert (failed.value.result['rc'], failed.value.result['stdout'], failed.value.result['stderr']) == (
+        2, 'Collecting\n', 'ERROR: offline\n')
+
+
+def test_a_failing_venv_returns_what_python_said(run_module, tmp_path):
+    path = str(tmp_path / 'v')
+    fake = FakeCommands({('-m', 'venv', path): (1, 'partial\n', 'ensurepip is not available\n')})
+    with pytest.raises(ModuleFail) as failed:
+        run_module('k8s_client_venv', {'path': path, 'requirements': PINS}, fake)
+    assert (failed.value.result['rc'], failed.value.result['stdout'], failed.value.result['stderr']) == (
+        1, 'partial\n', 'ensurepip is not available\n')
+
+
+def test_a_package_list_alone_on_its_line_is_read(run_module, venv_module, tmp_path):
+    path = existing(tmp_path)
+    fake = FakeCommands({probe_key(venv_module): (0, json.dumps({'kubernetes': '33.1.0', 'pyyaml': '6.0.3'}), '')})
+    result = run_module('k8s_client_venv', {'path': path, 'requirements': PINS}, fake)
+    assert result['changed'] is False and result['installed'] == {'kubernetes': '33.1.0', 'PyYAML': '6.0.3'}

@@ -3,6 +3,7 @@ answers, whole: every field of each decision and each message word for word, rea
 files the test lays out and kubectl answers it gives (the node and the cluster are the only
 things replaced)."""
 
+import os
 import sys
 import time
 
@@ -167,6 +168,45 @@ def test_module_init_reads_the_files_under_the_given_directories(run_module, tmp
     assert fake.calls == []
 
 
+def test_module_init_looks_where_kubeadm_writes_by_default(run_module, monkeypatch):
+    real_exists = os.path.exists
+    asked = []
+
+    def exists(path):
+        if str(path).endswith(('ca.crt', 'admin.conf', 'etcd.yaml', 'kube-apiserver.yaml', 'config.yaml')):
+            asked.append(path)
+            return False
+        return real_exists(path)
+
+    monkeypatch.setattr(os.path, 'exists', exists)
+    result = run_module('kubeadm_progress', {'mode': 'init', 'host': 'cp1'}, commands({}))
+    assert asked == ['/etc/kubernetes/pki/ca.crt', '/etc/kubernetes/admin.conf', '/etc/kubernetes/manifests/etcd.yaml',
+                     '/etc/kubernetes/manifests/kube-apiserver.yaml', '/var/lib/kubelet/config.yaml']
+    assert result == {'changed': False, 'action': 'init', 'done': [], 'phases': [], 'warnings': [],
+                      'missing': ['pki/ca.crt (certs)', 'admin.conf (kubeconfig)', 'manifests/etcd.yaml (etcd)',
+                                  'manifests/kube-apiserver.yaml (control-plane)',
+                                  '/var/lib/kubelet/config.yaml (kubelet-start)'],
+                      'message': 'cp1 has no kubeadm state: kubeadm init runs.'}
+
+
+def test_module_init_directories_under_the_home_directory_are_expanded(run_module, tmp_path, monkeypatch):
+    monkeypatch.setenv('HOME', str(tmp_path))
+    lay_out(tmp_path, ['pki/ca.crt', 'kubelet:config.yaml'])
+    result = run_module('kubeadm_progress', {'mode': 'init', 'host': 'cp1', 'kubernetes_dir': '~/kubernetes',
+                                             'kubelet_dir': '~/kubelet'}, commands({}))
+    assert result['done'] == ['certs', 'kubelet-start']
+
+
+def test_module_init_needs_kubelets_config_file_not_only_its_directory(run_module, tmp_path):
+    dirs = lay_out(tmp_path, [path for path in FILES if not path.startswith('kubelet:')])
+    (tmp_path / 'kubelet').mkdir()
+    fake = commands({})
+    result = run_module('kubeadm_progress', dict(dirs, mode='init', host='cp1'), fake)
+    assert result['action'] == 'reset'
+    assert result['missing'] == ['/var/lib/kubelet/config.yaml (kubelet-start)']
+    assert fake.calls == []
+
+
 def test_module_init_asks_the_cluster_for_what_kubeadm_does_last(run_module, tmp_path, clock):
     dirs = lay_out(tmp_path, FILES)
     answers = {READYZ: [(1, '', 'connection refused'), (1, '', 'connection refused'), (0, 'ok', '')]}
@@ -232,8 +272,9 @@ def test_module_join_of_a_worker_without_its_node_asks_only_for_the_node(run_mod
     assert len(fake.calls) == 1
 
 
-def test_module_join_of_a_node_without_labels_is_a_node_without_the_label(run_module):
-    answers = {get('node', 'cp2', output='json'): (0, '{"metadata": {}}', ''),
+@pytest.mark.parametrize('node', ['{"metadata": {}}', '{"kind": "Node"}'])
+def test_module_join_of_a_node_without_labels_is_a_node_without_the_label(run_module, node):
+    answers = {get('node', 'cp2', output='json'): (0, node, ''),
                get('pod', 'etcd-cp2', 'kube-system'): (0, 'pod/etcd-cp2', '')}
     result = run_module('kubeadm_progress', {'mode': 'join', 'host': 'cp2', 'node_name': 'cp2', 'kubelet_conf': True,
                                              'control_plane': True}, commands(answers))

@@ -5,6 +5,7 @@ the hosts_file fixture); the module runs for real."""
 
 import pytest
 
+from iproute_json import route_get
 from module_harness import FakeCommands, ModuleFail
 
 SERVER_VERSION = ('--server-version', '--showjson')
@@ -136,3 +137,67 @@ def test_an_explicit_address_answers_with_the_labels_option(run_module, hosts_fi
                                      'version': None, 'source': 'param', 'name': '10.247.208.5:8090',
                                      'label': 'vipu-ctrl=pod001'}
     assert result['ansible_facts'] == {'vipu_server': result['vipu_server']}
+
+
+# --- several controllers and no choice: the node looks up its route to each ------------------
+
+PODS = [{'name': 'pod001', 'host': 'vipu-ctrl.pod001.example', 'label': 'vipu-ctrl=pod001'},
+        {'name': 'pod002', 'host': '10.247.208.5', 'label': 'vipu-ctrl=pod002'}]
+
+
+def route(address, rc=0, gateway=None):
+    """`ip -j -4 route get address` as the Commands key and its answer."""
+    return ('-j', '-4', 'route', 'get', address), (rc, route_get(address, 'ens1f0', '10.247.208.20', gateway), '')
+
+
+def routes(*answers):
+    return Commands(dict(answers))
+
+
+def test_a_node_that_reaches_only_a_later_controller_must_name_it(run_module, hosts_file):
+    commands = routes(route('10.5.212.116', gateway='10.247.208.1'), route('10.247.208.5'))
+    assert failure(run_module, {'controllers': PODS}, commands) == (
+        'ipu_k8s_vipu_controller is empty, so this node takes the first entry of ipu_k8s_vipu_controllers, pod001 '
+        '(vipu-ctrl.pod001.example), which it does not reach on a connected subnet, while pod002 (10.247.208.5) is '
+        'on its own subnet: set ipu_k8s_vipu_controller: pod002 for this host (host_vars, or the group_vars of its '
+        'IPU-POD)')
+    assert commands.calls == [['/usr/sbin/ip', '-j', '-4', 'route', 'get', '10.5.212.116'],
+                              ['/usr/sbin/ip', '-j', '-4', 'route', 'get', '10.247.208.5']]
+    assert commands.options == [{'environ_update': {'LC_ALL': 'C'}}] * 2
+
+
+@pytest.mark.parametrize('first', [
+    route('10.5.212.116', rc=2),   # the lookup failed: whatever ip printed, it is no route
+    (('-j', '-4', 'route', 'get', '10.5.212.116'), (0, '[]', '')),
+])
+def test_a_first_controller_without_a_usable_route_is_not_reached(run_module, hosts_file, first):
+    message = failure(run_module, {'controllers': PODS}, routes(first, route('10.247.208.5')))
+    assert message.startswith('ipu_k8s_vipu_controller is empty, so this node takes the first entry')
+
+
+def test_a_node_on_the_first_controllers_subnet_takes_it(run_module, hosts_file):
+    commands = routes(route('10.5.212.116'), route('10.247.208.5'))
+    result = run_module('vipu_server', {'controllers': PODS}, commands)
+    assert result['vipu_server']['name'] == 'pod001'
+
+
+def test_a_node_that_reaches_no_controller_directly_takes_the_first(run_module, hosts_file):
+    commands = routes(route('10.5.212.116', gateway='10.247.208.1'), route('10.247.208.5', gateway='10.247.208.1'))
+    assert run_module('vipu_server', {'controllers': PODS}, commands)['vipu_server']['name'] == 'pod001'
+
+
+@pytest.mark.parametrize('args, binaries', [
+    ({'controller': 'pod001'}, {}),      # a node that names its controller looks up no route
+    ({}, {'ip': None}),                  # nor does a node without ip(8)
+])
+def test_no_route_is_looked_up_when_the_node_names_its_controller_or_has_no_ip(run_module, hosts_file, args,
+                                                                               binaries):
+    commands = Commands(binaries=binaries)
+    result = run_module('vipu_server', dict(args, controllers=PODS), commands)
+    assert result['vipu_server']['name'] == 'pod001' and commands.calls == []
+
+
+def test_one_controller_needs_no_route_lookup(run_module, hosts_file):
+    commands = Commands()
+    assert run_module('vipu_server', {'controllers': PODS[1:]}, commands)['vipu_server']['name'] == 'pod002'
+    assert commands.calls == []
