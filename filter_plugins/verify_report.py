@@ -74,9 +74,8 @@ def column_widths(rows, width=100):
     widths[-1] = natural[-1]
     spare = budget - sum(widths)
     while spare > 0:
+        # never empty: spare > 0 only while the widths sum to less than the natural widths
         growing = [i for i in range(len(COLUMNS) - 1) if widths[i] < natural[i]]
-        if not growing:
-            break
         for i in growing:
             if spare == 0:
                 break

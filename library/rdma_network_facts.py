@@ -145,7 +145,7 @@ from ansible.module_utils.ipu_k8s_rdma import (
 
 
 def rdma_network(module, ip_bin):
-    """(rdma_network, warnings) for the options of this module run."""
+    """The rdma_network of the options of this module run."""
     params = module.params
     if not 1 <= params['exclude_prefix'] <= 32:
         raise IpuK8sError('exclude_prefix %d is not a prefix length (1-32)' % params['exclude_prefix'])
@@ -196,13 +196,11 @@ def main():
     ip_bin = module.get_bin_path('ip', required=True)
     error = None
     try:
-        network, warnings = rdma_network(module, ip_bin)
+        network = rdma_network(module, ip_bin)
     except IpuK8sError as e:
         error = str(e)
     if error is not None:
         module.fail_json(msg=error)
-    for warning in warnings:
-        module.warn(warning)
     module.exit_json(changed=False, rdma_network=network, ansible_facts={'rdma_network': network})
 
 

@@ -382,7 +382,7 @@ def refuse_down_interface(read_all_interfaces, address):
 
 def derive_rdma_network(route_json, read_interface, address, exclude_prefix=DEFAULT_EXCLUDE_PREFIX,
                         excludes=None, interface=None, read_all_interfaces=None):
-    """Everything rdma_network_facts returns -> (rdma_network dict, warnings list).
+    """The rdma_network dict that rdma_network_facts returns.
 
     route_json is what `ip -j route get <address>` printed; read_interface(device) returns
     what `ip -j addr show dev <device>` prints, and is called only once the route is
@@ -405,7 +405,7 @@ def derive_rdma_network(route_json, read_interface, address, exclude_prefix=DEFA
                           "V-IPU controller's address" % (address, network, device))
     exclude_list, added = exclude_own_addresses(network, compute_excludes(network, exclude_prefix, excludes),
                                                 [target, chosen.ip])
-    result = {
+    return {
         'interface': device,
         'cidr': str(network),
         'prefix': network.prefixlen,
@@ -415,7 +415,6 @@ def derive_rdma_network(route_json, read_interface, address, exclude_prefix=DEFA
         'excludes_added': added,
         'vipu_address': str(target),
     }
-    return result, []
 
 
 def exclude_own_addresses(network, excludes, addresses):

@@ -22,12 +22,12 @@ except ImportError:  # imported from a filter plugin or a test, beside ipu_k8s_r
 
 _INVALID = re.compile(r'[^a-z0-9-]+')
 
-# (file name, guide listing, kind, runAsUser)
+# (file name, kind, runAsUser) of the guide's Listings 8.1 to 8.4
 NATIVE_EXAMPLES = (
-    ('training-job.yaml', '8.1', 'Job', 0),
-    ('inference-deployment.yaml', '8.2', 'Deployment', 0),
-    ('training-job-normal-user.yaml', '8.3', 'Job', 1000),
-    ('inference-deployment-normal-user.yaml', '8.4', 'Deployment', 1000),
+    ('training-job.yaml', 'Job', 0),
+    ('inference-deployment.yaml', 'Deployment', 0),
+    ('training-job-normal-user.yaml', 'Job', 1000),
+    ('inference-deployment-normal-user.yaml', 'Deployment', 1000),
 )
 
 
@@ -40,7 +40,7 @@ def dns_label(text):
     return label
 
 
-def _container(name, image, controller, partition, resource, user, training):
+def _container(name, image, controller, partition, resource, training):
     container = {
         'name': name,
         'image': image,
@@ -75,11 +75,11 @@ def native_examples(controller, network, resource, namespace, image):
     ({name, host, port, label})."""
     suffix = dns_label(controller['name'])
     examples = {}
-    for filename, listing, kind, user in NATIVE_EXAMPLES:
+    for filename, kind, user in NATIVE_EXAMPLES:
         normal = '-normal-user' if user else ''
         if kind == 'Job':
             name = 'simple-training%s-%s' % (normal, suffix)
-            container = _container('mnist-training', image, controller, 'training_partition', resource, user, True)
+            container = _container('mnist-training', image, controller, 'training_partition', resource, True)
             template = _pod_template(network, controller, user, container)
             template['spec']['restartPolicy'] = 'OnFailure'
             obj = {'apiVersion': 'batch/v1', 'kind': 'Job',
@@ -87,7 +87,7 @@ def native_examples(controller, network, resource, namespace, image):
                    'spec': {'backoffLimit': 1, 'template': template}}
         else:
             name = 'simple-inference%s-%s' % (normal, suffix)
-            container = _container('mnist-inference', image, controller, 'inference_partition', resource, user, False)
+            container = _container('mnist-inference', image, controller, 'inference_partition', resource, False)
             obj = {'apiVersion': 'apps/v1', 'kind': 'Deployment',
                    'metadata': {'name': name, 'namespace': namespace},
                    'spec': {'replicas': 1, 'selector': {'matchLabels': {'app': name}},

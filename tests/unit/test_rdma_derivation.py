@@ -6,7 +6,6 @@ import pytest
 from ipu_k8s_rdma import (IpuK8sError, check_route, compute_excludes, connected_network, derive_rdma_network,
                           down_interface_holding)
 from iproute_json import addr_show, route_get
-from ipu_k8s_rdma import IpuK8sError, check_route, compute_excludes, connected_network, derive_rdma_network, down_interface_holding
 
 
 def derive(route, addr, address, **kwargs):
@@ -17,8 +16,7 @@ def derive(route, addr, address, **kwargs):
         asked.append(device)
         return addr
 
-    result, warnings = derive_rdma_network(route, read_interface, address, **kwargs)
-    return result, warnings, asked
+    return derive_rdma_network(route, read_interface, address, **kwargs), asked
 
 
 @pytest.mark.parametrize('node, vipu, cidr, excludes', [
@@ -28,29 +26,28 @@ def derive(route, addr, address, **kwargs):
 ])
 def test_subnet_has_the_interfaces_real_prefix(node, vipu, cidr, excludes):
     node_ip = node.split('/')[0]
-    result, warnings, _ = derive(route_get(vipu, 'ens1f0', node_ip), addr_show('ens1f0', 9000, node), vipu)
+    result, _ = derive(route_get(vipu, 'ens1f0', node_ip), addr_show('ens1f0', 9000, node), vipu)
     assert result == {
         'interface': 'ens1f0', 'cidr': cidr, 'prefix': int(cidr.split('/')[1]), 'node_address': node_ip,
         'mtu': 9000, 'excludes': excludes, 'excludes_added': [], 'vipu_address': vipu,
     }
-    assert warnings == []
 
 
 def test_address_in_upper_half_of_a_23_gets_the_23_not_a_24():
     # ipcalc -b 10.247.209.200 would say 10.247.209.0/24 and exclude 10.247.209.0/25.
-    result, _, _ = derive(route_get('10.247.209.200', 'ens1f0', '10.247.208.21'),
+    result, _ = derive(route_get('10.247.209.200', 'ens1f0', '10.247.208.21'),
                           addr_show('ens1f0', 9000, '10.247.208.21/23'), '10.247.209.200')
     assert (result['cidr'], result['excludes']) == ('10.247.208.0/23', ['10.247.208.0/25', '10.247.209.200/32'])
 
 
 def test_mtu_comes_from_the_interface():
-    result, _, _ = derive(route_get('10.193.242.7', 'rdma2', '10.193.242.30'),
+    result, _ = derive(route_get('10.193.242.7', 'rdma2', '10.193.242.30'),
                           addr_show('rdma2', 1500, '10.193.242.30/24'), '10.193.242.7')
     assert result['mtu'] == 1500
 
 
 def test_interface_address_is_read_for_the_routed_device():
-    _, _, asked = derive(route_get('10.193.242.7', 'ens2f1np1', '10.193.242.30'),
+    _, asked = derive(route_get('10.193.242.7', 'ens2f1np1', '10.193.242.30'),
                          addr_show('ens2f1np1', 1500, '10.193.242.30/24'), '10.193.242.7')
     assert asked == ['ens2f1np1']
 
@@ -66,7 +63,7 @@ def test_26_subnet_is_refused_with_the_default_exclude():
 
 
 def test_25_subnet_excludes_its_first_26_when_asked():
-    result, _, _ = derive(route_get('10.60.0.5', 'rdma3', '10.60.0.10'),
+    result, _ = derive(route_get('10.60.0.5', 'rdma3', '10.60.0.10'),
                           addr_show('rdma3', 9000, '10.60.0.10/25'), '10.60.0.5', exclude_prefix=26)
     assert (result['cidr'], result['excludes']) == ('10.60.0.0/25', ['10.60.0.0/26'])
 
@@ -110,7 +107,7 @@ def test_non_json_route_answer_is_refused_showing_it():
 
 
 def test_pinned_interface_that_matches_the_route_is_accepted():
-    result, _, _ = derive(route_get('10.247.208.5', 'rdma0', '10.247.208.21'),
+    result, _ = derive(route_get('10.247.208.5', 'rdma0', '10.247.208.21'),
                           addr_show('rdma0', 9000, '10.247.208.21/23'), '10.247.208.5', interface='rdma0')
     assert result['interface'] == 'rdma0'
 
@@ -134,24 +131,24 @@ def test_interface_without_ipv4_is_refused():
 
 def test_the_address_whose_subnet_holds_the_vipu_is_chosen_among_several():
     addr = addr_show('rdma0', 9000, '10.31.7.21/24', '10.247.208.21/23')
-    result, _, _ = derive(route_get('10.247.208.5', 'rdma0', '10.247.208.21'), addr, '10.247.208.5')
+    result, _ = derive(route_get('10.247.208.5', 'rdma0', '10.247.208.21'), addr, '10.247.208.5')
     assert (result['cidr'], result['node_address']) == ('10.247.208.0/23', '10.247.208.21')
 
 
 def test_the_most_specific_subnet_wins_when_several_hold_the_address():
     addr = addr_show('rdma0', 9000, '10.247.208.21/22', '10.247.208.40/24')
-    result, _, _ = derive(route_get('10.247.208.5', 'rdma0', '10.247.208.40'), addr, '10.247.208.5')
+    result, _ = derive(route_get('10.247.208.5', 'rdma0', '10.247.208.40'), addr, '10.247.208.5')
     assert (result['cidr'], result['node_address']) == ('10.247.208.0/24', '10.247.208.40')
 
 
 def test_the_routes_source_address_wins_among_equal_subnets():
     addr = addr_show('rdma0', 9000, '10.247.208.21/23', '10.247.208.22/23')
-    result, _, _ = derive(route_get('10.247.208.5', 'rdma0', '10.247.208.22'), addr, '10.247.208.5')
+    result, _ = derive(route_get('10.247.208.5', 'rdma0', '10.247.208.22'), addr, '10.247.208.5')
     assert result['node_address'] == '10.247.208.22'
 
 
 def test_explicit_excludes_replace_the_computed_one():
-    result, _, _ = derive(route_get('10.247.208.5', 'rdma0', '10.247.208.21'),
+    result, _ = derive(route_get('10.247.208.5', 'rdma0', '10.247.208.21'),
                           addr_show('rdma0', 9000, '10.247.208.21/23'), '10.247.208.5',
                           excludes=['10.247.209.0/28', '10.247.208.0/26'])
     assert result['excludes'] == ['10.247.208.0/26', '10.247.209.0/28']
@@ -188,24 +185,22 @@ def test_exclude_prefix_32_excludes_one_address():
     assert compute_excludes('10.247.208.0/23', exclude_prefix=32) == ['10.247.208.0/32']
 
 
-def test_vipu_address_outside_the_excludes_is_excluded_without_a_warning():
-    result, warnings, _ = derive(route_get('10.247.209.200', 'rdma0', '10.247.208.21'),
+def test_vipu_address_outside_the_excludes_is_excluded():
+    result, _ = derive(route_get('10.247.209.200', 'rdma0', '10.247.208.21'),
                                  addr_show('rdma0', 9000, '10.247.208.21/23'), '10.247.209.200')
     assert result['excludes'] == ['10.247.208.0/25', '10.247.209.200/32']
     assert result['excludes_added'] == ['10.247.209.200/32']
-    assert warnings == []
 
 
-def test_node_address_outside_the_excludes_is_excluded_without_a_warning():
-    result, warnings, _ = derive(route_get('10.247.208.5', 'rdma0', '10.247.209.21'),
+def test_node_address_outside_the_excludes_is_excluded():
+    result, _ = derive(route_get('10.247.208.5', 'rdma0', '10.247.209.21'),
                                  addr_show('rdma0', 9000, '10.247.209.21/23'), '10.247.208.5')
     assert result['excludes'] == ['10.247.208.0/25', '10.247.209.21/32']
     assert result['excludes_added'] == ['10.247.209.21/32']
-    assert warnings == []
 
 
 def test_both_own_addresses_outside_explicit_excludes_are_added():
-    result, _, _ = derive(route_get('10.247.209.200', 'rdma0', '10.247.209.21'),
+    result, _ = derive(route_get('10.247.209.200', 'rdma0', '10.247.209.21'),
                           addr_show('rdma0', 9000, '10.247.209.21/23'), '10.247.209.200',
                           excludes=['10.247.208.0/26'])
     assert result['excludes'] == ['10.247.208.0/26', '10.247.209.21/32', '10.247.209.200/32']
