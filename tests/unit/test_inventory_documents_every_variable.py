@@ -1,8 +1,9 @@
 """The example site inventory shows every variable a site may set, once.
 
 inventories/gcore/group_vars/all/ is the operator's map of the settings: site.yml holds the
-common ones, roles.yml every other role variable with its default. A variable added to a
-role's meta/argument_specs.yml without a line there fails this test.
+common ones, roles.yml every other role variable with its default (the value in the role's
+defaults/main.yml). A variable added to a role's meta/argument_specs.yml without a line there
+fails this test.
 """
 import re
 from pathlib import Path
@@ -48,15 +49,11 @@ def test_no_variable_is_shown_twice():
         sorted({n for n in shown if shown.count(n) > 1}))
 
 
-def spec_defaults():
-    """{name: default} over every role's argument specs (every entry point)."""
+def role_defaults():
+    """{name: value} over every role's defaults/main.yml (the one home of a default)."""
     found = {}
     for role in ROLES:
-        spec = yaml.safe_load((ROOT / "roles" / role / "meta" / "argument_specs.yml").read_text())
-        for entry in spec["argument_specs"].values():
-            for name, option in (entry.get("options") or {}).items():
-                if "default" in option:
-                    found.setdefault(name, option["default"])
+        found.update(yaml.safe_load((ROOT / "roles" / role / "defaults" / "main.yml").read_text()) or {})
     return found
 
 
@@ -87,10 +84,10 @@ def shown_defaults():
     return shown
 
 
-def test_every_shown_default_is_the_argument_spec_default():
-    defaults = spec_defaults()
-    different = [f"{name}: shown {value!r}, spec {defaults[name]!r}"
+def test_every_shown_default_is_the_role_default():
+    defaults = role_defaults()
+    different = [f"{name}: shown {value!r}, role default {defaults[name]!r}"
                  for name, value in sorted(shown_defaults().items())
                  if name in defaults and value != defaults[name]
                  and value != SUMMARY and not str(value).startswith("(a table; its default is in roles/")]
-    assert not different, "inventories/gcore/group_vars/all/ differs from the argument specs:\n" + "\n".join(different)
+    assert not different, "inventories/gcore/group_vars/all/ differs from the role defaults:\n" + "\n".join(different)

@@ -1,16 +1,12 @@
-"""One source per setting: every role's defaults/main.yml and meta/argument_specs.yml agree.
+"""One home per setting: meta/argument_specs.yml documents a role variable, defaults/main.yml holds its value.
 
-For every role, across every entry point of its argument spec: each documented default is
-an option of the spec (and the reverse), with the same default value and a value of the
-declared type. A variable added, renamed, retyped or re-defaulted in one file only fails here.
-
-Pinned versions, images, checksums and version tables have one home: defaults/main.yml.
-Their argument spec describes the type (and a table's row fields) without repeating the
-value, so a release bump touches one production file; the value in defaults must still
-pass the spec (rows with an unknown or missing field, or a wrong type, fail here).
+Ansible applies only defaults/main.yml at run time; a `default:` in an argument spec would be a
+second, unchecked copy of the value. So no spec option has one, every public option of every
+entry point has its value in the role's defaults (and is not required), every default is an
+option of the main spec, and every default has the declared type, choices and elements (a
+table's rows are checked field by field by Ansible's own validator).
 """
-import re
-
+import copy
 from pathlib import Path
 
 import pytest
@@ -32,10 +28,6 @@ TYPES = {
 }
 
 
-# Options whose value is a pinned release, image, checksum or version table.
-PINNED = re.compile(r'(version|image|checksum|sha256|charts?_table|_charts$|_minors$|kubernetes_releases$|^helm_releases$|^calico_releases$)')
-
-
 def defaults(role):
     path = ROOT / 'roles' / role / 'defaults' / 'main.yml'
     return (yaml.safe_load(path.read_text()) or {}) if path.exists() else {}
@@ -51,6 +43,47 @@ def options(role):
     return [(entry, name, option) for entry, opts in entry_points(role).items() for name, option in opts.items()]
 
 
+def spec_defaults(opts, path=''):
+    """Every option, at any depth (a table's row fields too), that carries a `default` key."""
+    found = []
+    for name, option in opts.items():
+        if 'default' in option:
+            found.append(path + name)
+        found += spec_defaults(option.get('options') or {}, f'{path}{name}.')
+    return found
+
+
+def _jinja(value):
+    return isinstance(value, str) and '{{' in value
+
+
+def type_problems(name, option, value):
+    """Why `value` is not of the option's declared type, choices or elements ([] when it is)."""
+    kind = option.get('type', 'str')
+    if value is None or _jinja(value) and kind in ('list', 'dict', 'str', 'path', 'raw'):
+        return []
+    if kind in ('int', 'float') and isinstance(value, bool):
+        return [f'{name}: bool for {kind}']
+    if kind in ('list', 'dict') and isinstance(value, str):
+        return [f'{name}: plain string for {kind}']
+    if not isinstance(value, TYPES[kind]) or kind in ('str', 'path') and not isinstance(value, str):
+        return [f'{name}: {type(value).__name__} for {kind}' + (' (quote it)' if kind == 'str' else '')]
+    if 'choices' in option and value not in option['choices']:
+        return [f'{name}: {value!r} not in choices {option["choices"]}']
+    if kind == 'list' and 'elements' in option:
+        element = {'type': option['elements']}
+        return [problem for index, item in enumerate(value)
+                for problem in type_problems(f'{name}[{index}]', element, item)]
+    return []
+
+
+@pytest.mark.parametrize('role', ROLES)
+def test_no_argument_spec_option_has_a_default(role):
+    found = sorted({name for opts in entry_points(role).values() for name in spec_defaults(opts)})
+    assert not found, (f'roles/{role}/meta/argument_specs.yml has a default for {found}: the value lives only in '
+                       'defaults/main.yml (the spec documents type and meaning)')
+
+
 @pytest.mark.parametrize('role', ROLES)
 def test_every_default_is_in_the_main_argument_spec(role):
     main = entry_points(role).get('main', {})
@@ -59,68 +92,33 @@ def test_every_default_is_in_the_main_argument_spec(role):
 
 
 @pytest.mark.parametrize('role', ROLES)
-def test_every_spec_option_with_a_default_is_in_defaults(role):
-    shown = defaults(role)
+def test_every_public_option_has_a_default_and_is_optional(role):
     # Private parameters (__name) of an entry point are passed by its caller, not role defaults.
-    missing = sorted({f'{entry}:{name}' for entry, name, option in options(role)
-                      if 'default' in option and name not in shown and not name.startswith('__')})
-    assert not missing, f'roles/{role}/meta/argument_specs.yml defaults missing from defaults/main.yml: {missing}'
-
-
-@pytest.mark.parametrize('role', ROLES)
-def test_spec_defaults_equal_the_role_defaults(role):
     shown = defaults(role)
-    different = [f'{entry}:{name}: spec {option.get("default", "(no default)")!r} != defaults {shown[name]!r}'
-                 for entry, name, option in options(role)
-                 if name in shown and not PINNED.search(name) and option.get('default', object()) != shown[name]]
-    assert not different, '\n'.join(different)
+    public = {(entry, name): option for entry, name, option in options(role) if not name.startswith('__')}
+    missing = sorted(f'{entry}:{name}' for entry, name in public if name not in shown)
+    assert not missing, f'roles/{role}/defaults/main.yml lacks a value for {missing}'
+    required = sorted(f'{entry}:{name}' for (entry, name), option in public.items() if option.get('required'))
+    assert not required, f'roles/{role}/meta/argument_specs.yml requires {required}, which have a default'
 
 
 @pytest.mark.parametrize('role', ROLES)
 def test_defaults_have_the_declared_type(role):
     shown = defaults(role)
-    wrong = []
-    for entry, name, option in options(role):
-        if name not in shown or shown[name] is None:
-            continue
-        kind = option.get('type', 'str')
-        value = shown[name]
-        allowed = TYPES[kind]
-        if kind in ('int', 'float') and isinstance(value, bool):
-            wrong.append(f'{entry}:{name}: bool for {kind}')
-        elif kind in ('list', 'dict') and isinstance(value, str) and '{{' not in value:
-            wrong.append(f'{entry}:{name}: plain string for {kind}')
-        elif not isinstance(value, allowed):
-            wrong.append(f'{entry}:{name}: {type(value).__name__} for {kind}')
-        elif kind == 'str' and isinstance(value, (int, float, bool)):
-            wrong.append(f'{entry}:{name}: {type(value).__name__} for str (quote it)')
-        elif 'choices' in option and value not in option['choices'] and '{{' not in str(value):
-            wrong.append(f'{entry}:{name}: {value!r} not in choices {option["choices"]}')
-    assert not wrong, '\n'.join(wrong)
+    wrong = [problem for entry, name, option in options(role) if name in shown
+             for problem in type_problems(f'{entry}:{name}', option, shown[name])]
+    assert not wrong, f'roles/{role}/defaults/main.yml:\n' + '\n'.join(wrong)
 
 
 @pytest.mark.parametrize('role', ROLES)
 def test_entry_points_describe_an_option_the_same_way(role):
     seen, different = {}, []
     for entry, name, option in options(role):
-        key = {k: option.get(k) for k in ('type', 'default', 'elements', 'choices')}
+        key = {k: option.get(k) for k in ('type', 'elements', 'choices', 'options')}
         if name in seen and seen[name][1] != key:
             different.append(f'{name}: {seen[name][0]} {seen[name][1]} != {entry} {key}')
         seen.setdefault(name, (entry, key))
     assert not different, '\n'.join(different)
-
-
-@pytest.mark.parametrize('role', ROLES)
-def test_pinned_versions_and_images_live_only_in_defaults(role):
-    shown = defaults(role)
-    repeated = sorted({f'{entry}:{name}' for entry, name, option in options(role)
-                       if PINNED.search(name) and 'default' in option})
-    assert not repeated, (f'roles/{role}/meta/argument_specs.yml repeats the value of {repeated}: keep it in '
-                          'defaults/main.yml only (the spec gives the type)')
-    # Private parameters (__name) of an entry point are passed by its caller.
-    missing = sorted({name for _, name, _ in options(role)
-                      if PINNED.search(name) and name not in shown and not name.startswith('__')})
-    assert not missing, f'roles/{role}/defaults/main.yml lacks the pinned value of {missing}'
 
 
 def _literal(value):
@@ -134,27 +132,55 @@ def _literal(value):
     return True
 
 
-@pytest.mark.parametrize('role', ROLES)
-def test_defaults_pass_the_argument_spec(role):
-    """The values in defaults/main.yml validated by Ansible's own argument-spec validator."""
+def validator_errors(opts, shown):
+    """Ansible's own argument-spec validator on the literal values of `shown`."""
     from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
+    spec = {name: option for name, option in opts.items() if name in shown and _literal(shown[name])}
+    return ArgumentSpecValidator(spec).validate({name: shown[name] for name in spec}).error_messages
+
+
+@pytest.mark.parametrize('role', ROLES)
+def test_defaults_pass_the_argument_spec(role):
     shown = defaults(role)
     for entry, opts in entry_points(role).items():
-        spec = {name: option for name, option in opts.items() if name in shown and _literal(shown[name])}
-        params = {name: shown[name] for name in spec}
-        result = ArgumentSpecValidator(spec).validate(params)
-        assert not result.error_messages, f'roles/{role}/defaults/main.yml against {entry}: ' + '; '.join(
-            result.error_messages)
+        errors = validator_errors(opts, shown)
+        assert not errors, f'roles/{role}/defaults/main.yml against {entry}: ' + '; '.join(errors)
+
+
+# The checks above can fail: each takes a real role and breaks one thing.
+
+def test_a_default_added_back_to_the_spec_is_found():
+    opts = copy.deepcopy(entry_points('kubeadm')['main'])
+    opts['kubeadm_cluster_name']['default'] = 'kubernetes'
+    table = copy.deepcopy(entry_points('network_operator')['main'])
+    table['network_operator_chart_table']['options']['layout']['default'] = 'policy'
+    assert spec_defaults(opts) == ['kubeadm_cluster_name']
+    assert spec_defaults(table) == ['network_operator_chart_table.layout']
+
+
+@pytest.mark.parametrize('name, value, problem', [
+    ('kubeadm_api_server_port', '6443', 'str for int'),
+    ('kubeadm_api_server_port', True, 'bool for int'),
+    ('kubeadm_cluster_name', 5, 'int for str (quote it)'),
+    ('kubeadm_untaint_control_plane', 'no', 'str for bool'),
+])
+def test_a_default_of_the_wrong_type_is_found(name, value, problem):
+    option = entry_points('kubeadm')['main'][name]
+    assert type_problems(name, option, defaults('kubeadm')[name]) == []
+    assert type_problems(name, option, value) == [f'{name}: {problem}']
+
+
+def test_a_default_outside_its_choices_or_elements_is_found():
+    opts = entry_points('kubernetes_packages')['main']
+    assert type_problems('p', opts['kubernetes_packages_names'], ['kubeadm', 1]) == ['p[1]: int for str (quote it)']
+    option = entry_points('containerd')['main']['containerd_package_source']
+    assert type_problems('c', option, 'ubuntu') == ["c: 'ubuntu' not in choices ['distribution', 'docker']"]
 
 
 def test_a_table_row_with_an_unknown_field_fails_the_spec():
-    """The validator above can fail: a network-operator row with a misspelt field."""
-    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-
-    spec = entry_points('network_operator')['main']
+    opts = entry_points('network_operator')['main']
     table = [dict(row) for row in defaults('network_operator')['network_operator_chart_table']]
     table[-1]['chart_sha265'] = table[-1].pop('chart_sha256', 'x')
-    result = ArgumentSpecValidator({'network_operator_chart_table': spec['network_operator_chart_table']}).validate(
-        {'network_operator_chart_table': table})
-    assert len(result.error_messages) == 1 and 'chart_sha265' in result.error_messages[0], result.error_messages
+    errors = validator_errors(opts, {'network_operator_chart_table': table})
+    assert len(errors) == 1 and 'chart_sha265' in errors[0], errors
