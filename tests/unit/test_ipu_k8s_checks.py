@@ -312,9 +312,7 @@ def test_two_hosts_with_one_cluster_address_are_refused():
 
 def test_every_filter_is_registered():
     assert set(checks.FilterModule().filters()) == {
-        'ipu_k8s_kubernetes_version_problem', 'ipu_k8s_cluster_networks_problem',
-        'ipu_k8s_pod_subnet_capacity_problem', 'ipu_k8s_hosts_problem',
-        'ipu_k8s_cluster_interface_problem', 'ipu_k8s_cluster_addresses_problem', 'ipu_k8s_setting_problems',
+        'ipu_k8s_problems', 'ipu_k8s_cluster_interface_problem', 'ipu_k8s_cluster_addresses_problem',
         'ipu_k8s_kubernetes_support_warning', 'ipu_k8s_chart_support_warning',
         'ipu_k8s_cluster_interface_of', 'ipu_k8s_release_for_minor', 'ipu_k8s_pinned_release_problem'}
 
