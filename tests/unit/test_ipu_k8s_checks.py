@@ -416,7 +416,13 @@ def test_a_count_is_a_positive_whole_number_named_as_repetitions():
 # --- every role's settings through ipu_k8s_problems ({kind: settings}) ------------------------
 
 def test_kinds_are_checked_in_the_order_given_and_only_bad_settings_speak():
-    assert checks.problems({'seconds': {'b_timeout': 0, 'a_timeout': 5}, 'memlock': {'m': 'lots'}}) == [
+    # Settings of one kind in the order of their names; a rule on settings read together
+    # that finds nothing wrong adds nothing.
+    assert checks.problems({'seconds': {'c_timeout': 5, 'b_timeout': 0, 'a_timeout': -1},
+                            'helm_download': {'helm_version': '3.16.3', 'helm_releases': {'3.16.3': {}},
+                                              'helm_tarball_checksum': ''},
+                            'memlock': {'m': 'lots'}}) == [
+        'a_timeout is "-1": give a positive whole number of seconds, without a unit (e.g. 300).',
         'b_timeout is "0": give a positive whole number of seconds, without a unit (e.g. 300).',
         'm is "lots": set it to "infinity" or a size such as 68719476736 or 64G (systemd\'s LimitMEMLOCK).']
     assert checks.problems({}) == []

@@ -462,7 +462,7 @@ def count_problem(setting, value):
 
 def memlock_problem(setting, value):
     """systemd's LimitMEMLOCK: "infinity" or a size."""
-    if isinstance(value, bool) or not MEMLOCK_RE.fullmatch(str(value)):
+    if not MEMLOCK_RE.fullmatch(str(value)):
         return ('%s is "%s": set it to "infinity" or a size such as 68719476736 or 64G (systemd\'s LimitMEMLOCK).'
                 % (setting, value))
     return ''
