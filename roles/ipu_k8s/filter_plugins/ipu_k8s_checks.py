@@ -504,21 +504,12 @@ def registry_hosts_problem(setting, value):
     return ''
 
 
-def _name_problem(setting, value, pattern, limit, what, example):
+def name_problem(setting, value, pattern, limit, what, example):
+    """A plain name (the verify probes' netns and link) that no tool reads as an option or a path."""
     if not (isinstance(value, str) and pattern.fullmatch(value)):
         return ('%s is "%s": use 1 to %d letters, digits, "_", "." or "-", starting with a letter or digit (%s, '
                 'e.g. %s).' % (setting, value, limit, what, example))
     return ''
-
-
-def netns_name_problem(setting, value):
-    """A network namespace name that no tool reads as an option or a path."""
-    return _name_problem(setting, value, NETNS_NAME_RE, 64, 'a network namespace name', 'ipu-k8s-verify')
-
-
-def link_name_problem(setting, value):
-    """A Linux interface name that no tool reads as an option."""
-    return _name_problem(setting, value, LINK_NAME_RE, 15, 'a Linux interface name', 'ipuk8sverify0')
 
 
 def _truthy(value):
@@ -548,7 +539,7 @@ def calico_release_problem(settings):
     for every manifest it applies."""
     version, releases = settings['calico_version'], settings['calico_releases'] or []
     minor = settings['ipu_k8s_kubernetes_minor']
-    newest = releases[-1]['version'] if releases else 'v3.31.7'
+    newest = releases[-1]['version'] if releases else 'vX.Y.Z'
     if not TAG_RE.fullmatch(str(version)):
         return ('No Calico release for Kubernetes %s ("%s"). Set calico_version (e.g. %s) to a release whose system '
                 'requirements list this Kubernetes minor, or give its calico_releases row the tested range.'
@@ -589,14 +580,6 @@ def kubeadm_api_problem(settings):
             % (settings['ipu_k8s_kubernetes_version'], minor, minor))
 
 
-def _port(value):
-    """A TCP port as a whole number, or None."""
-    text = str(value)
-    if isinstance(value, bool) or not text.isdigit() or not 1 <= int(text) <= 65535:
-        return None
-    return int(text)
-
-
 def control_plane_endpoint_problem(settings):
     """The API server's port and endpoint: a shared endpoint for several control-plane hosts, a
     bare name or address (kubeadm writes it into certificates and kubeconfigs as it is)."""
@@ -606,7 +589,8 @@ def control_plane_endpoint_problem(settings):
         return ('The control_plane group has %d hosts. Set kubeadm_control_plane_endpoint to a DNS name or '
                 'load-balancer address that reaches all of them (port %s) before the first run: kubeadm writes it '
                 'into the certificates.' % (len(control_plane), port))
-    if _port(port) is None or not isinstance(endpoint, str) or re.search('://|/', endpoint):
+    if (isinstance(port, bool) or not str(port).isdigit() or not 1 <= int(port) <= 65535
+            or not isinstance(endpoint, str) or re.search('://|/', endpoint)):
         return ('kubeadm_api_server_port=%s and kubeadm_control_plane_endpoint="%s": the port must be 1-65535 and '
                 'the endpoint a bare DNS name or address with an optional ":port" (e.g. k8s-api.example.com:6443), '
                 'without a scheme or path: kubeadm writes it into the certificates and kubeconfigs as it is.'
@@ -683,8 +667,10 @@ SETTING_RULES = {
     'absolute_path_or_empty': absolute_path_or_empty_problem,
     'sha256_by_file': sha256_by_file_problem,
     'registry_hosts': registry_hosts_problem,
-    'netns_name': netns_name_problem,
-    'link_name': link_name_problem,
+    'netns_name': lambda setting, value: name_problem(setting, value, NETNS_NAME_RE, 64, 'a network namespace name',
+                                                      'ipu-k8s-verify'),
+    'link_name': lambda setting, value: name_problem(setting, value, LINK_NAME_RE, 15, 'a Linux interface name',
+                                                     'ipuk8sverify0'),
 }
 
 # Rules on settings read together: each takes the value its kind is given (the settings by
