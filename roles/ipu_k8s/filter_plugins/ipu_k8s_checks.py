@@ -1,28 +1,20 @@
 """Checks on the settings, in Python so each rule has one home and unit tests.
 
-Every rule returns ONE message (a string naming the setting, the bad value and the fix)
-or '' when the value is fine. Each role's `validate` entry point hands all its settings to
-`ipu_k8s_problems` in one task, grouped by the kind of rule that checks them, and asserts
-that no message came back:
-
-    - ansible.builtin.assert:
-        that: __problems | length == 0
-        fail_msg: "{{ __problems | join(' ') }}"
-      vars:
-        __problems: >-
-          {{ {'image': {'ipu_operator_smoke_image': ipu_operator_smoke_image},
-              'seconds': {'ipu_operator_verify_timeout': ipu_operator_verify_timeout}} | ipu_k8s_problems }}
-
-A kind of SETTING_RULES checks each setting alone; a kind of RULES checks the settings it is
-given together (a release and its table, an endpoint and the control-plane group) and reads
-them by name. The facts-free checks run once in preflight before anything changes; the
-checks that need a node's facts (its cluster interface) run in preflight's networks step.
+Every rule returns ONE message (naming the setting, the bad value and the fix) or '' when the
+value is fine. Each role's `validate` entry point (e.g. roles/verify/tasks/validate.yml) hands
+its settings to `ipu_k8s_problems` in one assert, grouped by kind: {kind: {setting: value}}.
+A kind of SETTING_RULES checks each setting alone; a kind of RULES checks what it is given
+together (a release and its table, an endpoint and the control-plane group), reading the
+settings by name. The facts-free checks run in preflight before anything changes; the checks
+that need a node's facts (its cluster interface) run in preflight's networks step.
 """
 
 import ipaddress
 import json
 import os.path
 import re
+
+from ansible.module_utils.parsing.convert_bool import boolean
 
 
 VERSION_RE = re.compile(r'^(\d+)\.(\d+)\.(\d+)$')
@@ -512,13 +504,6 @@ def name_problem(setting, value, pattern, limit, what, example):
     return ''
 
 
-def _truthy(value):
-    """A value as Ansible's bool filter reads it."""
-    if isinstance(value, bool):
-        return value
-    return (value.lower() if isinstance(value, str) else value) in ('yes', 'on', '1', 'true', 1)
-
-
 # --- rules on settings read together (RULES) -----------------------------------------------
 
 def inventory_groups_problem(groups):
@@ -612,7 +597,7 @@ def ipu_operator_chart_problem(settings):
         return ('ipu_operator_charts["%s"] has archive "%s" and sha256 "%s": give the archive\'s path in the '
                 'repository and its sha256 (64 lower-case hex digits, the digest in the repository\'s index.yaml).'
                 % (version, archive, digest))
-    if _truthy(row.get('ships_crd')):
+    if boolean(row.get('ships_crd'), strict=False):
         return ''
     if not (settings['ipu_operator_crd_local_path'] or settings['ipu_operator_crd_url']):
         return ('Chart %s does not ship the IPUJob CRD and ipu_operator_crd_url and ipu_operator_crd_local_path '
@@ -644,7 +629,7 @@ def ipu_operator_values_problem(settings):
 def become_root_problem(settings):
     """The node steps run as root: connected as root, or become root (the playbooks' become)."""
     user, become, become_user = settings['ansible_user'], settings['ansible_become'], settings['ansible_become_user']
-    if user == 'root' or (_truthy(become) and become_user == 'root'):
+    if user == 'root' or (boolean(become, strict=False) and become_user == 'root'):
         return ''
     return ('%s is reached as %s with ansible_become %s and ansible_become_user %s: the node steps (packages, '
             'kernel modules, sysctls, kubeadm) would not run as root. Remove ansible_become and ansible_become_user '
