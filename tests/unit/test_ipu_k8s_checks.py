@@ -312,9 +312,7 @@ def test_two_hosts_with_one_cluster_address_are_refused():
 
 def test_every_filter_is_registered():
     assert set(checks.FilterModule().filters()) == {
-        'ipu_k8s_kubernetes_version_problem', 'ipu_k8s_cluster_networks_problem',
-        'ipu_k8s_pod_subnet_capacity_problem', 'ipu_k8s_hosts_problem',
-        'ipu_k8s_cluster_interface_problem', 'ipu_k8s_cluster_addresses_problem', 'ipu_k8s_setting_problems',
+        'ipu_k8s_problems', 'ipu_k8s_cluster_interface_problem', 'ipu_k8s_cluster_addresses_problem',
         'ipu_k8s_kubernetes_support_warning', 'ipu_k8s_chart_support_warning',
         'ipu_k8s_cluster_interface_of', 'ipu_k8s_release_for_minor', 'ipu_k8s_pinned_release_problem'}
 
@@ -413,3 +411,338 @@ def test_a_count_is_a_positive_whole_number_named_as_repetitions():
     assert checks.setting_problems({'verify_datapath_ping_count': 3}, 'count') == []
     assert checks.setting_problems({'verify_datapath_ping_count': 0}, 'count') == [
         'verify_datapath_ping_count is "0": give a positive whole number of repetitions, without a unit (e.g. 3).']
+
+
+# --- every role's settings through ipu_k8s_problems ({kind: settings}) ------------------------
+
+def test_kinds_are_checked_in_the_order_given_and_only_bad_settings_speak():
+    # Settings of one kind in the order of their names; a rule on settings read together
+    # that finds nothing wrong adds nothing.
+    assert checks.problems({'seconds': {'c_timeout': 5, 'b_timeout': 0, 'a_timeout': -1},
+                            'helm_download': {'helm_version': '3.16.3', 'helm_releases': {'3.16.3': {}},
+                                              'helm_tarball_checksum': ''},
+                            'memlock': {'m': 'lots'}}) == [
+        'a_timeout is "-1": give a positive whole number of seconds, without a unit (e.g. 300).',
+        'b_timeout is "0": give a positive whole number of seconds, without a unit (e.g. 300).',
+        'm is "lots": set it to "infinity" or a size such as 68719476736 or 64G (systemd\'s LimitMEMLOCK).']
+    assert checks.problems({}) == []
+
+
+def test_an_unknown_kind_is_a_programming_error_not_a_pass():
+    with pytest.raises(KeyError):
+        checks.problems({'no_such_kind': {'a': 1}})
+
+
+@pytest.mark.parametrize('value, ok', [('infinity', True), ('64G', True), (68719476736, True), ('65536', True),
+                                       ('8E', True), ('lots', False), ('64GB', False), ('64g', False),
+                                       ('-1', False), ('', False), (True, False), ('infinity\n', False)])
+def test_memlock_is_infinity_or_a_size(value, ok):
+    expected = [] if ok else ['containerd_limit_memlock is "%s": set it to "infinity" or a size such as '
+                              '68719476736 or 64G (systemd\'s LimitMEMLOCK).' % value]
+    assert checks.problems({'memlock': {'containerd_limit_memlock': value}}) == expected
+
+
+@pytest.mark.parametrize('value, ok', [('', True), ('/srv/keys/docker.asc', True), ('keys/docker.asc', False),
+                                       ('~/docker.asc', False), (None, False), (0, False)])
+def test_a_controller_path_is_absolute_or_empty(value, ok):
+    expected = [] if ok else ['containerd_docker_gpg_key_local_path is "%s": give an absolute path of the file on '
+                              'the controller, or "" to download it.' % value]
+    assert checks.problems({'absolute_path_or_empty': {'containerd_docker_gpg_key_local_path': value}}) == expected
+
+
+def test_sha256_per_file_names_only_the_bad_entries_as_json():
+    good = 'a' * 64
+    assert checks.problems({'sha256_by_file': {'debs': {'kubeadm.deb': good}}}) == []
+    assert checks.problems({'sha256_by_file': {'debs': {}}}) == []
+    assert checks.problems({'sha256_by_file': {'debs': {'kubeadm.deb': good, 'kubelet.deb': 'sha256:' + good,
+                                                        'kubectl.deb': 'A' * 64}}}) == [
+        'debs gives {"kubelet.deb": "sha256:%s", "kubectl.deb": "%s"}: give each file\'s sha256 as 64 lowercase hex '
+        'digits without a "sha256:" prefix, as sha256sum prints it.' % (good, 'A' * 64)]
+
+
+def registry_hosts_message(name, entry_json):
+    return ('containerd_registry_hosts["%s"] is %s: give a registry name (host or host:port) with server (an http(s) '
+            'URL, optional) and mirrors, each with url (an http(s) URL) and optionally capabilities, ca and '
+            'skip_verify.' % (name, entry_json))
+
+
+@pytest.mark.parametrize('hosts', [
+    {},
+    {'docker.io': {'mirrors': [{'url': 'https://mirror.example.com', 'capabilities': ['pull']}]}},
+    {'registry.example.com:5000': {'server': 'http://registry.example.com:5000', 'mirrors': []}},
+    {'quay.io': {'server': 'https://quay.io'}},
+])
+def test_registry_hosts_with_names_and_http_urls_pass(hosts):
+    assert checks.problems({'registry_hosts': {'containerd_registry_hosts': hosts}}) == []
+
+
+@pytest.mark.parametrize('name, entry, entry_json', [
+    ('docker.io', {'mirrors': [{'url': 'mirror.example.com; rm -rf /'}]},
+     '{"mirrors": [{"url": "mirror.example.com; rm -rf /"}]}'),
+    ('docker.io', {'mirrors': [{'url': 'https://mirror.example.com/a b'}]},
+     '{"mirrors": [{"url": "https://mirror.example.com/a b"}]}'),
+    ('docker.io', {'mirrors': [{'ca': '/etc/ca.pem'}]}, '{"mirrors": [{"ca": "/etc/ca.pem"}]}'),
+    ('docker.io', {'mirrors': 'https://mirror.example.com'}, '{"mirrors": "https://mirror.example.com"}'),
+    ('docker.io', {'server': 'ftp://docker.io'}, '{"server": "ftp://docker.io"}'),
+    ('docker.io', 'https://mirror.example.com', '"https://mirror.example.com"'),
+    ('https://docker.io', {}, '{}'),
+    ('docker.io:port', {}, '{}'),
+])
+def test_a_bad_registry_host_is_refused_naming_it_and_its_value(name, entry, entry_json):
+    hosts = {'quay.io': {'server': 'https://quay.io'}, name: entry}
+    assert checks.problems({'registry_hosts': {'containerd_registry_hosts': hosts}}) == [
+        registry_hosts_message(name, entry_json)]
+
+
+@pytest.mark.parametrize('value, ok', [('ipu-k8s-verify', True), ('n' * 64, True), ('a.b_c-1', True),
+                                       ('n' * 65, False), ('../../etc', False), ('-force', False), ('', False),
+                                       ('a b', False), (7, False)])
+def test_a_netns_name_is_a_plain_name_of_at_most_64(value, ok):
+    expected = [] if ok else ['verify_datapath_netns is "%s": use 1 to 64 letters, digits, "_", "." or "-", starting '
+                              'with a letter or digit (a network namespace name, e.g. ipu-k8s-verify).' % value]
+    assert checks.problems({'netns_name': {'verify_datapath_netns': value}}) == expected
+
+
+@pytest.mark.parametrize('value, ok', [('ipuk8sverify0', True), ('l' * 15, True), ('l' * 16, False),
+                                       ('-force', False), ('eth0/1', False), ('', False)])
+def test_a_link_name_is_a_plain_name_of_at_most_15(value, ok):
+    expected = [] if ok else ['verify_datapath_link is "%s": use 1 to 15 letters, digits, "_", "." or "-", starting '
+                              'with a letter or digit (a Linux interface name, e.g. ipuk8sverify0).' % value]
+    assert checks.problems({'link_name': {'verify_datapath_link': value}}) == expected
+
+
+GROUPS_MESSAGE = ('The inventory must define control_plane (at least one host), workers, k8s_cluster (children: '
+                  'control_plane, workers) and ipu_nodes (a subset of k8s_cluster). Found control_plane=%s, '
+                  'k8s_cluster=%s, ipu_nodes=%s. See inventories/gcore/hosts.yml.')
+
+
+def test_groups_with_a_control_plane_and_ipu_nodes_inside_the_cluster_pass():
+    groups = {'all': ['a', 'b'], 'control_plane': ['a'], 'workers': ['b'], 'k8s_cluster': ['a', 'b'],
+              'ipu_nodes': ['b']}
+    assert checks.problems({'inventory_groups': groups}) == []
+    assert checks.problems({'inventory_groups': {'control_plane': ['a'], 'k8s_cluster': ['a']}}) == []
+
+
+@pytest.mark.parametrize('groups, found', [
+    ({'k8s_cluster': ['a']}, ("[]", "['a']", "[]")),
+    ({'control_plane': [], 'k8s_cluster': ['a']}, ("[]", "['a']", "[]")),
+    ({'control_plane': ['a'], 'k8s_cluster': []}, ("['a']", "[]", "[]")),
+    ({'control_plane': ['x'], 'k8s_cluster': ['a']}, ("['x']", "['a']", "[]")),
+    ({'control_plane': ['a'], 'k8s_cluster': ['a'], 'ipu_nodes': ['stray']}, ("['a']", "['a']", "['stray']")),
+])
+def test_groups_the_journey_cannot_use_are_refused_listing_them(groups, found):
+    assert checks.problems({'inventory_groups': groups}) == [GROUPS_MESSAGE % found]
+
+
+def test_the_shared_rules_read_their_settings_by_name():
+    # The rules of their own tests above, reached through their kinds.
+    assert checks.problems({
+        'cluster_networks': {'ipu_k8s_pod_subnet': '10.96.0.0/16', 'ipu_k8s_service_subnet': '10.96.0.0/12'},
+        'kubernetes_version': {'ipu_k8s_kubernetes_version': '1.31', 'supported_minors': ['1.31']},
+        'pod_subnet_capacity': {'ipu_k8s_pod_subnet': '192.168.0.0/24', 'calico_block_size': 26,
+                                'nodes': ['a', 'b']},
+        'hosts': [{'host': 'a', 'node_name': 'n', 'kubernetes_version': '1.31.1'},
+                  {'host': 'b', 'node_name': 'n', 'kubernetes_version': '1.31.1'}]}) == [
+        'ipu_k8s_pod_subnet=10.96.0.0/16 and ipu_k8s_service_subnet=10.96.0.0/12 overlap: pod and service addresses '
+        'must not overlap each other. Choose two disjoint networks (defaults 192.168.0.0/16 and 10.96.0.0/12).',
+        'ipu_k8s_kubernetes_version=1.31 is not a full release: give major.minor.patch as the packages are '
+        'versioned, e.g. "1.31.0" (supported minors: 1.31).',
+        'ipu_k8s_pod_subnet=192.168.0.0/24 is too small for 2 nodes: it holds only 1 per-node /24 ranges. Use a /23 '
+        'or larger network.',
+        'ipu_k8s_node_name=n is the Kubernetes node name of a and b: the second would take over the first one\'s '
+        'Node object. Give each host its own ipu_k8s_node_name (the default is its inventory name).']
+
+
+CRDS = 'a' * 64
+OPERATOR = 'b' * 64
+CALICO_RELEASES = [{'version': 'v3.29.6', 'kubernetes_min': '1.29', 'kubernetes_max': '1.31',
+                    'sha256': {'operator-crds.yaml': CRDS, 'tigera-operator.yaml': OPERATOR}},
+                   {'version': 'v3.30.2', 'sha256': {'operator-crds.yaml': CRDS, 'tigera-operator.yaml': OPERATOR}},
+                   {'version': 'v3.31.7', 'kubernetes_min': '1.32', 'kubernetes_max': '1.35',
+                    'sha256': {'operator-crds.yaml': CRDS, 'tigera-operator.yaml': OPERATOR}}]
+
+
+def calico(version='v3.31.7', minor='1.33', checksums=None, manifests=('operator-crds.yaml', 'tigera-operator.yaml')):
+    return checks.problems({'calico_release': {
+        'calico_version': version, 'calico_releases': CALICO_RELEASES, 'calico_manifests': list(manifests),
+        'calico_manifest_checksums': {'operator-crds.yaml': CRDS, 'tigera-operator.yaml': OPERATOR}
+        if checksums is None else checksums, 'ipu_k8s_kubernetes_minor': minor}})
+
+
+@pytest.mark.parametrize('version, minor', [('v3.31.7', '1.33'), ('v3.30.2', '1.35'), ('v3.29.6', '1.29')])
+def test_a_calico_release_of_the_minor_or_pinned_without_a_range_passes(version, minor):
+    assert calico(version, minor) == []
+
+
+@pytest.mark.parametrize('version', ['', '3.31.7', 'v3.31', 'v3.31.7-rc1', 'latest'])
+def test_no_calico_release_tag_is_refused_naming_the_minor(version):
+    assert calico(version, '1.40') == [
+        'No Calico release for Kubernetes 1.40 ("%s"). Set calico_version (e.g. v3.31.7) to a release whose system '
+        'requirements list this Kubernetes minor, or give its calico_releases row the tested range.' % version]
+
+
+def test_a_pinned_calico_release_outside_its_range_is_refused():
+    assert calico('v3.29.6', '1.33') == [
+        'calico_version is "v3.29.6", whose row in calico_releases serves Kubernetes 1.29 to 1.31, not this '
+        'cluster\'s 1.33 (ipu_k8s_kubernetes_version): Set calico_version to "" and the table picks v3.31.7 for '
+        'Kubernetes 1.33, or choose a Kubernetes release from 1.29 to 1.31.']
+
+
+@pytest.mark.parametrize('checksums, missing', [
+    ({}, 'operator-crds.yaml, tigera-operator.yaml'),
+    ({'operator-crds.yaml': CRDS, 'tigera-operator.yaml': 'sha256:' + OPERATOR}, 'tigera-operator.yaml'),
+    ({'operator-crds.yaml': CRDS.upper(), 'tigera-operator.yaml': OPERATOR}, 'operator-crds.yaml'),
+    ({'tigera-operator.yaml': OPERATOR}, 'operator-crds.yaml'),
+])
+def test_a_calico_manifest_without_a_sha256_is_refused_naming_it(checksums, missing):
+    assert calico('v3.99.0', '1.33', checksums) == [
+        'calico_version is v3.99.0, and calico_manifest_checksums has no sha256 (64 lowercase hex digits) for %s. '
+        'Choose a release of calico_releases (v3.31.7 is the newest), or set calico_manifest_checksums to the '
+        'files\' sha256 (git show v3.99.0:manifests/FILE | sha256sum in a clone of projectcalico/calico).' % missing]
+
+
+def test_only_the_manifests_the_release_applies_need_a_sha256():
+    assert calico('v3.99.0', '1.33', {'tigera-operator.yaml': OPERATOR}, ['tigera-operator.yaml']) == []
+
+
+def helm(version, checksum=''):
+    return checks.problems({'helm_download': {'helm_version': version, 'helm_tarball_checksum': checksum,
+                                              'helm_releases': {'3.16.3': {}, '3.17.0': {}}}})
+
+
+def test_a_helm_release_of_the_table_or_with_a_checksum_passes():
+    assert helm('3.17.0') == [] and helm('3.99.0', 'c' * 64) == []
+
+
+def test_a_helm_release_nothing_could_check_is_refused():
+    assert helm('3.99.0') == [
+        'helm_version is 3.99.0, which is not a row of helm_releases (known: 3.16.3, 3.17.0), and '
+        'helm_tarball_checksum is empty, so nothing could check the download. Choose a known release, or set '
+        'helm_tarball_checksum to the sha256 published in https://get.helm.sh/helm-v3.99.0-linux-ARCH.tar.gz.sha256sum.']
+
+
+def test_a_minor_without_a_kubeadm_configuration_api_is_refused():
+    settings = {'ipu_k8s_kubernetes_version': '1.21.4', 'ipu_k8s_kubernetes_minor': '1.21'}
+    assert checks.problems({'kubeadm_api': dict(settings, kubeadm_api_version='kubeadm.k8s.io/v1beta4')}) == []
+    assert checks.problems({'kubeadm_api': dict(settings, kubeadm_api_version='')}) == [
+        'ipu_k8s_kubernetes_version is 1.21.4: no kubeadm configuration API in __kubeadm_api_versions '
+        '(roles/kubeadm/vars/main.yml) covers Kubernetes 1.21. Choose a release preflight_supported_kubernetes_minors '
+        'lists, or add the API version kubeadm 1.21 reads to that table.']
+
+
+def endpoint(value='', port=6443, control_plane=('cp1',)):
+    return checks.problems({'control_plane_endpoint': {
+        'kubeadm_control_plane_endpoint': value, 'kubeadm_api_server_port': port, 'control_plane': list(control_plane)}})
+
+
+@pytest.mark.parametrize('value, port, control_plane', [
+    ('', 6443, ['cp1']), ('k8s-api.example.com:6443', 6443, ['cp1', 'cp2', 'cp3']), ('10.0.0.10', 1, ['cp1']),
+    ('', 65535, ['cp1']), ('', '8443', ['cp1'])])
+def test_an_endpoint_and_port_kubeadm_can_write_pass(value, port, control_plane):
+    assert endpoint(value, port, control_plane) == []
+
+
+def test_several_control_planes_without_a_shared_endpoint_are_refused():
+    assert endpoint('', 6443, ['cp1', 'cp2']) == [
+        'The control_plane group has 2 hosts. Set kubeadm_control_plane_endpoint to a DNS name or load-balancer '
+        'address that reaches all of them (port 6443) before the first run: kubeadm writes it into the certificates.']
+
+
+@pytest.mark.parametrize('value, port', [('https://k8s-api.example.com:6443', 6443), ('k8s-api.example.com/api', 6443),
+                                         ('', 0), ('', 65536), ('', 70000), ('', '64 43'), ('', True), ('', -1)])
+def test_an_endpoint_with_a_scheme_or_path_or_a_port_outside_1_65535_is_refused(value, port):
+    assert endpoint(value, port) == [
+        'kubeadm_api_server_port=%s and kubeadm_control_plane_endpoint="%s": the port must be 1-65535 and the '
+        'endpoint a bare DNS name or address with an optional ":port" (e.g. k8s-api.example.com:6443), without a '
+        'scheme or path: kubeadm writes it into the certificates and kubeconfigs as it is.' % (port, value)]
+
+
+CHARTS = {'1.1.0': {'archive': 'ipu-operator-helm-chart-1.1.0.tgz', 'sha256': 'c' * 64, 'ships_crd': False},
+          '1.2.0': {'archive': 'ipu-operator-helm-chart-1.2.0.tgz', 'sha256': 'd' * 64, 'ships_crd': True},
+          '1.3.0': {'archive': 'ipu-operator-helm-chart-1.3.0.tgz', 'sha256': 'e' * 64, 'ships_crd': 'no',
+                    'crd_sha256': 'f' * 64}}
+
+
+def ipu_operator(version='1.2.0', url='', local_path='', checksum='', charts=None):
+    return checks.problems({'ipu_operator_chart': {
+        'ipu_operator_chart_version': version, 'ipu_operator_charts': CHARTS if charts is None else charts,
+        'ipu_operator_crd_url': url, 'ipu_operator_crd_local_path': local_path,
+        'ipu_operator_crd_checksum': checksum}})
+
+
+@pytest.mark.parametrize('settings', [
+    {}, {'version': '1.1.0', 'url': 'https://example.invalid/crd.yaml', 'checksum': 'a' * 64},
+    {'version': '1.1.0', 'local_path': '/srv/crd.yaml', 'checksum': 'a' * 64},
+    {'version': '1.3.0', 'url': 'https://example.invalid/crd.yaml'}])
+def test_a_chart_row_that_can_be_verified_passes(settings):
+    assert ipu_operator(**settings) == []
+
+
+def test_a_chart_version_without_a_row_is_refused_listing_the_rows():
+    assert ipu_operator('9.9.9') == [
+        'ipu_operator_chart_version is "9.9.9", which has no row in ipu_operator_charts (1.1.0, 1.2.0, 1.3.0): pick '
+        'one of those, or add a row with the facts read in that chart (archive, sha256, ships_crd, crd_sha256, '
+        'kube_rbac_proxy_image).']
+
+
+@pytest.mark.parametrize('row, archive, digest', [
+    ({'archive': 'x.tgz', 'sha256': 'sha256:' + 'c' * 64, 'ships_crd': True}, 'x.tgz', 'sha256:' + 'c' * 64),
+    ({'archive': '', 'sha256': 'c' * 64, 'ships_crd': True}, '', 'c' * 64),
+    ({'ships_crd': True}, '', '')])
+def test_a_chart_row_without_its_archive_or_sha256_is_refused(row, archive, digest):
+    assert ipu_operator('2.0.0', charts={'2.0.0': row}) == [
+        'ipu_operator_charts["2.0.0"] has archive "%s" and sha256 "%s": give the archive\'s path in the repository '
+        'and its sha256 (64 lower-case hex digits, the digest in the repository\'s index.yaml).' % (archive, digest)]
+
+
+@pytest.mark.parametrize('version', ['1.1.0', '1.3.0'])
+def test_a_chart_without_its_crd_and_no_crd_source_is_refused(version):
+    assert ipu_operator(version) == [
+        'Chart %s does not ship the IPUJob CRD and ipu_operator_crd_url and ipu_operator_crd_local_path are empty: '
+        'set ipu_operator_crd_url to the graphcore.ai_ipujobs_*.yaml asset of the matching graphcore/helm-charts '
+        'release, or ipu_operator_crd_local_path to a copy of it on the Ansible control node.' % version]
+
+
+@pytest.mark.parametrize('checksum', ['', 'sha256:' + 'a' * 64, 'A' * 64])
+def test_a_separate_crd_without_a_bare_sha256_is_refused(checksum):
+    assert ipu_operator('1.1.0', url='https://example.invalid/crd.yaml', checksum=checksum) == [
+        'Chart 1.1.0 needs its IPUJob CRD applied first, and ipu_operator_crd_checksum is "%s": set it to the CRD '
+        'file\'s sha256, 64 lowercase hex digits without a "sha256:" prefix (sha256sum graphcore.ai_ipujobs_*.yaml), '
+        'so a changed or truncated file is refused before it reaches the cluster.' % checksum]
+
+
+@pytest.mark.parametrize('values, owned', [
+    ({'global': {'vipuControllers': 'pod1'}}, 'global.vipuControllers'),
+    ({'worker': {'hostNetwork': True}}, 'worker.hostNetwork'),
+    ({'global': {'vipuControllers': 'pod1'}, 'worker': {'hostNetwork': False}}, 'global.vipuControllers')])
+def test_extra_values_that_set_what_the_role_owns_are_refused(values, owned):
+    assert checks.problems({'ipu_operator_values': {'ipu_operator_extra_values': values}}) == [
+        'ipu_operator_extra_values sets %s: the role builds global.vipuControllers from the V-IPU controllers the IPU '
+        'nodes resolved, and IPUJob workers never use the host network here. Remove it from '
+        'ipu_operator_extra_values.' % owned]
+
+
+@pytest.mark.parametrize('values', [{}, None, {'global': None, 'worker': None},
+                                    {'global': {'imagePullSecrets': []}, 'worker': {'resources': {}}}])
+def test_extra_values_of_the_charts_own_settings_pass(values):
+    assert checks.problems({'ipu_operator_values': {'ipu_operator_extra_values': values}}) == []
+
+
+def become(user='root', become_on=True, become_user='root'):
+    return checks.problems({'become_root': {'host': 'node-a', 'ansible_user': user, 'ansible_become': become_on,
+                                            'ansible_become_user': become_user}})
+
+
+@pytest.mark.parametrize('user, become_on, become_user', [
+    ('root', False, 'ops'), ('ops', True, 'root'), ('ops', 'yes', 'root'), ('ops', 'True', 'root'), ('ops', 1, 'root')])
+def test_a_host_reached_as_root_or_becoming_root_passes(user, become_on, become_user):
+    assert become(user, become_on, become_user) == []
+
+
+@pytest.mark.parametrize('become_on, become_user', [(False, 'root'), ('no', 'root'), ('false', 'root'),
+                                                    (True, 'ops'), (0, 'root')])
+def test_a_host_whose_node_steps_would_not_run_as_root_is_refused(become_on, become_user):
+    assert become('ops', become_on, become_user) == [
+        'node-a is reached as ops with ansible_become %s and ansible_become_user %s: the node steps (packages, kernel '
+        'modules, sysctls, kubeadm) would not run as root. Remove ansible_become and ansible_become_user for this '
+        'host (the playbooks become root), or connect as root.' % (become_on, become_user)]

@@ -1,25 +1,20 @@
-"""Checks on the shared cluster settings, in Python so each rule has one home and unit tests.
+"""Checks on the settings, in Python so each rule has one home and unit tests.
 
-Every filter returns ONE message (a string naming the setting, the bad value and the fix)
-or '' when the value is fine. Tasks assert that the result is empty and print it otherwise:
-
-    - ansible.builtin.assert:
-        that: __msg | length == 0
-        fail_msg: "{{ __msg }}"
-      vars:
-        __msg: "{{ ipu_k8s_kubernetes_version | ipu_k8s_kubernetes_version_problem(...) }}"
-
-The facts-free checks (versions, subnets, node names, what each setting means) run once in
-preflight before anything changes, through each role's `validate` entry point; the checks
+Every rule returns ONE message (naming the setting, the bad value and the fix) or '' when the
+value is fine. Each role's `validate` entry point (e.g. roles/verify/tasks/validate.yml) hands
+its settings to `ipu_k8s_problems` in one assert, grouped by kind: {kind: {setting: value}}.
+A kind of SETTING_RULES checks each setting alone; a kind of RULES checks what it is given
+together (a release and its table, an endpoint and the control-plane group), reading the
+settings by name. The facts-free checks run in preflight before anything changes; the checks
 that need a node's facts (its cluster interface) run in preflight's networks step.
-
-Settings of one kind are checked together by one rule, named in the task:
-
-    __problems: "{{ {'ipu_operator_smoke_image': ipu_operator_smoke_image} | ipu_k8s_setting_problems('image') }}"
 """
 
 import ipaddress
+import json
+import os.path
 import re
+
+from ansible.module_utils.parsing.convert_bool import boolean
 
 
 VERSION_RE = re.compile(r'^(\d+)\.(\d+)\.(\d+)$')
@@ -69,6 +64,20 @@ HELM_RELEASE_MAX = 53
 # A Go duration (time.ParseDuration) as Helm's --timeout and kubeadm's token TTL read it:
 # numbers each followed by a unit; a bare number is refused by Go ("missing unit").
 DURATION_RE = re.compile(r'([0-9]+(\.[0-9]*)?(ns|us|µs|ms|s|m|h))+')
+# systemd's LimitMEMLOCK= (systemd.exec): "infinity" or a byte count with an optional
+# base-1024 suffix.
+MEMLOCK_RE = re.compile(r'infinity|[0-9]+[KMGTPE]?')
+SHA256_RE = re.compile(r'[0-9a-f]{64}')
+# A release of a project that tags vMAJOR.MINOR.PATCH (Calico).
+TAG_RE = re.compile(r'v[0-9]+\.[0-9]+\.[0-9]+')
+# containerd's hosts.toml directory name (host or host:port) and its URLs.
+REGISTRY_HOST_RE = re.compile(r'[A-Za-z0-9.-]+(:[0-9]+)?')
+HTTP_URL_RE = re.compile(r'https?://[^\s"]+')
+# Names the verify probes pass to ip, ctr and the CNI plugin as arguments: plain names no tool
+# reads as an option or a path. A network namespace name is a file name under /run/netns; a
+# Linux interface name has at most 15 characters (IFNAMSIZ 16 with the NUL).
+NETNS_NAME_RE = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.-]{0,63}')
+LINK_NAME_RE = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.-]{0,14}')
 
 
 def _minor_tuple(minor):
@@ -443,6 +452,191 @@ def count_problem(setting, value):
     return _whole_problem(setting, value, 'repetitions', 3)
 
 
+def memlock_problem(setting, value):
+    """systemd's LimitMEMLOCK: "infinity" or a size."""
+    if not MEMLOCK_RE.fullmatch(str(value)):
+        return ('%s is "%s": set it to "infinity" or a size such as 68719476736 or 64G (systemd\'s LimitMEMLOCK).'
+                % (setting, value))
+    return ''
+
+
+def absolute_path_or_empty_problem(setting, value):
+    """A file on the controller, by its absolute path, or "" to download it."""
+    if value != '' and not (isinstance(value, str) and os.path.isabs(value)):
+        return ('%s is "%s": give an absolute path of the file on the controller, or "" to download it.'
+                % (setting, value))
+    return ''
+
+
+def sha256_by_file_problem(setting, value):
+    """{file name: sha256}, each sha256 as sha256sum prints it."""
+    bad = dict((name, digest) for name, digest in (value or {}).items()
+               if not (isinstance(digest, str) and SHA256_RE.fullmatch(digest)))
+    if bad:
+        return ('%s gives %s: give each file\'s sha256 as 64 lowercase hex digits without a "sha256:" prefix, as '
+                'sha256sum prints it.' % (setting, json.dumps(bad)))
+    return ''
+
+
+def _http_url(value):
+    return isinstance(value, str) and HTTP_URL_RE.fullmatch(value) is not None
+
+
+def registry_hosts_problem(setting, value):
+    """containerd's registry hosts: {host[:port]: {server: URL, mirrors: [{url: URL, ...}]}}, one
+    message for the first bad entry."""
+    for name, entry in (value or {}).items():
+        mirrors = entry.get('mirrors', []) if isinstance(entry, dict) else None
+        if not (isinstance(name, str) and REGISTRY_HOST_RE.fullmatch(name) and isinstance(mirrors, list)
+                and all(isinstance(mirror, dict) and _http_url(mirror.get('url')) for mirror in mirrors)
+                and ('server' not in entry or _http_url(entry['server']))):
+            return ('%s["%s"] is %s: give a registry name (host or host:port) with server (an http(s) URL, optional) '
+                    'and mirrors, each with url (an http(s) URL) and optionally capabilities, ca and skip_verify.'
+                    % (setting, name, json.dumps(entry)))
+    return ''
+
+
+def name_problem(setting, value, pattern, limit, what, example):
+    """A plain name (the verify probes' netns and link) that no tool reads as an option or a path."""
+    if not (isinstance(value, str) and pattern.fullmatch(value)):
+        return ('%s is "%s": use 1 to %d letters, digits, "_", "." or "-", starting with a letter or digit (%s, '
+                'e.g. %s).' % (setting, value, limit, what, example))
+    return ''
+
+
+# --- rules on settings read together (RULES) -----------------------------------------------
+
+def inventory_groups_problem(groups):
+    """The groups the journey needs: control_plane (not empty) and ipu_nodes inside k8s_cluster."""
+    found = dict((name, [str(host) for host in groups.get(name) or []])
+                 for name in ('control_plane', 'k8s_cluster', 'ipu_nodes'))
+    cluster = set(found['k8s_cluster'])
+    if found['control_plane'] and cluster and cluster.issuperset(found['control_plane'] + found['ipu_nodes']):
+        return ''
+    return ('The inventory must define control_plane (at least one host), workers, k8s_cluster (children: '
+            'control_plane, workers) and ipu_nodes (a subset of k8s_cluster). Found control_plane=%s, '
+            'k8s_cluster=%s, ipu_nodes=%s. See inventories/gcore/hosts.yml.'
+            % (found['control_plane'], found['k8s_cluster'], found['ipu_nodes']))
+
+
+def calico_release_problem(settings):
+    """The Calico release: a vX.Y.Z tag, serving the cluster's minor when pinned, with a sha256
+    for every manifest it applies."""
+    version, releases = settings['calico_version'], settings['calico_releases'] or []
+    minor = settings['ipu_k8s_kubernetes_minor']
+    newest = releases[-1]['version'] if releases else 'vX.Y.Z'
+    if not TAG_RE.fullmatch(str(version)):
+        return ('No Calico release for Kubernetes %s ("%s"). Set calico_version (e.g. %s) to a release whose system '
+                'requirements list this Kubernetes minor, or give its calico_releases row the tested range.'
+                % (minor, version, newest))
+    pinned = pinned_release_problem(releases, minor, 'calico_version', version, 'version', 'calico_releases')
+    if pinned:
+        return pinned
+    checksums = settings['calico_manifest_checksums'] or {}
+    missing = [name for name in settings['calico_manifests']
+               if not (isinstance(checksums.get(name), str) and SHA256_RE.fullmatch(checksums[name]))]
+    if missing:
+        return ('calico_version is %s, and calico_manifest_checksums has no sha256 (64 lowercase hex digits) for %s. '
+                'Choose a release of calico_releases (%s is the newest), or set calico_manifest_checksums to the '
+                'files\' sha256 (git show %s:manifests/FILE | sha256sum in a clone of projectcalico/calico).'
+                % (version, _join(missing), newest, version))
+    return ''
+
+
+def helm_download_problem(settings):
+    """A Helm release whose download can be checked: a row of helm_releases or a site's checksum."""
+    version, releases = settings['helm_version'], settings['helm_releases'] or {}
+    if settings['helm_tarball_checksum'] or version in releases:
+        return ''
+    return ('helm_version is %s, which is not a row of helm_releases (known: %s), and helm_tarball_checksum is '
+            'empty, so nothing could check the download. Choose a known release, or set helm_tarball_checksum to '
+            'the sha256 published in https://get.helm.sh/helm-v%s-linux-ARCH.tar.gz.sha256sum.'
+            % (version, _join(releases), version))
+
+
+def kubeadm_api_problem(settings):
+    """kubeadm has a configuration API (the one the role's table chose) for the cluster's minor."""
+    if settings['kubeadm_api_version']:
+        return ''
+    minor = settings['ipu_k8s_kubernetes_minor']
+    return ('ipu_k8s_kubernetes_version is %s: no kubeadm configuration API in __kubeadm_api_versions '
+            '(roles/kubeadm/vars/main.yml) covers Kubernetes %s. Choose a release preflight_supported_kubernetes_minors '
+            'lists, or add the API version kubeadm %s reads to that table.'
+            % (settings['ipu_k8s_kubernetes_version'], minor, minor))
+
+
+def control_plane_endpoint_problem(settings):
+    """The API server's port and endpoint: a shared endpoint for several control-plane hosts, a
+    bare name or address (kubeadm writes it into certificates and kubeconfigs as it is)."""
+    endpoint, port = settings['kubeadm_control_plane_endpoint'], settings['kubeadm_api_server_port']
+    control_plane = settings['control_plane'] or []
+    if len(control_plane) > 1 and not endpoint:
+        return ('The control_plane group has %d hosts. Set kubeadm_control_plane_endpoint to a DNS name or '
+                'load-balancer address that reaches all of them (port %s) before the first run: kubeadm writes it '
+                'into the certificates.' % (len(control_plane), port))
+    if (isinstance(port, bool) or not str(port).isdigit() or not 1 <= int(port) <= 65535
+            or not isinstance(endpoint, str) or re.search('://|/', endpoint)):
+        return ('kubeadm_api_server_port=%s and kubeadm_control_plane_endpoint="%s": the port must be 1-65535 and '
+                'the endpoint a bare DNS name or address with an optional ":port" (e.g. k8s-api.example.com:6443), '
+                'without a scheme or path: kubeadm writes it into the certificates and kubeconfigs as it is.'
+                % (port, endpoint))
+    return ''
+
+
+def ipu_operator_chart_problem(settings):
+    """The IPU Operator chart: a row of the chart table with a pinned archive, and, for a chart
+    without its CRD, a CRD source and the sha256 it is checked against."""
+    version, charts = settings['ipu_operator_chart_version'], settings['ipu_operator_charts'] or {}
+    if version not in charts:
+        return ('ipu_operator_chart_version is "%s", which has no row in ipu_operator_charts (%s): pick one of '
+                'those, or add a row with the facts read in that chart (archive, sha256, ships_crd, crd_sha256, '
+                'kube_rbac_proxy_image).' % (version, _join(charts)))
+    row = charts[version] or {}
+    archive, digest = row.get('archive', ''), row.get('sha256', '')
+    if not (archive and isinstance(digest, str) and SHA256_RE.fullmatch(digest)):
+        return ('ipu_operator_charts["%s"] has archive "%s" and sha256 "%s": give the archive\'s path in the '
+                'repository and its sha256 (64 lower-case hex digits, the digest in the repository\'s index.yaml).'
+                % (version, archive, digest))
+    if boolean(row.get('ships_crd'), strict=False):
+        return ''
+    if not (settings['ipu_operator_crd_local_path'] or settings['ipu_operator_crd_url']):
+        return ('Chart %s does not ship the IPUJob CRD and ipu_operator_crd_url and ipu_operator_crd_local_path '
+                'are empty: set ipu_operator_crd_url to the graphcore.ai_ipujobs_*.yaml asset of the matching '
+                'graphcore/helm-charts release, or ipu_operator_crd_local_path to a copy of it on the Ansible control '
+                'node.' % version)
+    checksum = settings['ipu_operator_crd_checksum'] or row.get('crd_sha256', '')
+    if not (isinstance(checksum, str) and SHA256_RE.fullmatch(checksum)):
+        return ('Chart %s needs its IPUJob CRD applied first, and ipu_operator_crd_checksum is "%s": set it to the '
+                'CRD file\'s sha256, 64 lowercase hex digits without a "sha256:" prefix (sha256sum '
+                'graphcore.ai_ipujobs_*.yaml), so a changed or truncated file is refused before it reaches the '
+                'cluster.' % (version, settings['ipu_operator_crd_checksum']))
+    return ''
+
+
+def ipu_operator_values_problem(settings):
+    """Extra chart values may not set what the role owns."""
+    values = settings['ipu_operator_extra_values'] or {}
+    owned = [path for path, section, key in (('global.vipuControllers', 'global', 'vipuControllers'),
+                                             ('worker.hostNetwork', 'worker', 'hostNetwork'))
+             if key in (values.get(section) or {})]
+    if owned:
+        return ('ipu_operator_extra_values sets %s: the role builds global.vipuControllers from the V-IPU '
+                'controllers the IPU nodes resolved, and IPUJob workers never use the host network here. Remove it '
+                'from ipu_operator_extra_values.' % owned[0])
+    return ''
+
+
+def become_root_problem(settings):
+    """The node steps run as root: connected as root, or become root (the playbooks' become)."""
+    user, become, become_user = settings['ansible_user'], settings['ansible_become'], settings['ansible_become_user']
+    if user == 'root' or (boolean(become, strict=False) and become_user == 'root'):
+        return ''
+    return ('%s is reached as %s with ansible_become %s and ansible_become_user %s: the node steps (packages, '
+            'kernel modules, sysctls, kubeadm) would not run as root. Remove ansible_become and ansible_become_user '
+            'for this host (the playbooks become root), or connect as root.'
+            % (settings['host'], user, become, become_user))
+
+
 SETTING_RULES = {
     'image': image_problem,
     'image_or_empty': lambda setting, value: '' if value == '' else _or_empty(image_problem(setting, value)),
@@ -454,6 +648,33 @@ SETTING_RULES = {
     'seconds': seconds_problem,
     'days': days_problem,
     'count': count_problem,
+    'memlock': memlock_problem,
+    'absolute_path_or_empty': absolute_path_or_empty_problem,
+    'sha256_by_file': sha256_by_file_problem,
+    'registry_hosts': registry_hosts_problem,
+    'netns_name': lambda setting, value: name_problem(setting, value, NETNS_NAME_RE, 64, 'a network namespace name',
+                                                      'ipu-k8s-verify'),
+    'link_name': lambda setting, value: name_problem(setting, value, LINK_NAME_RE, 15, 'a Linux interface name',
+                                                     'ipuk8sverify0'),
+}
+
+# Rules on settings read together: each takes the value its kind is given (the settings by
+# name, or the inventory's groups, or every host's identity) and returns one message or ''.
+RULES = {
+    'inventory_groups': inventory_groups_problem,
+    'cluster_networks': lambda s: cluster_networks_problem(s['ipu_k8s_pod_subnet'], s['ipu_k8s_service_subnet']),
+    'hosts': hosts_problem,
+    'kubernetes_version': lambda s: kubernetes_version_problem(s['ipu_k8s_kubernetes_version'],
+                                                               s['supported_minors']),
+    'pod_subnet_capacity': lambda s: pod_subnet_capacity_problem(s['ipu_k8s_pod_subnet'], len(s['nodes'] or []),
+                                                                 s['calico_block_size']),
+    'calico_release': calico_release_problem,
+    'helm_download': helm_download_problem,
+    'kubeadm_api': kubeadm_api_problem,
+    'control_plane_endpoint': control_plane_endpoint_problem,
+    'ipu_operator_chart': ipu_operator_chart_problem,
+    'ipu_operator_values': ipu_operator_values_problem,
+    'become_root': become_root_problem,
 }
 
 
@@ -463,21 +684,29 @@ def setting_problems(settings, rule):
     return [message for message in (check(name, value) for name, value in sorted(settings.items())) if message]
 
 
+def problems(checks):
+    """{kind: settings} -> the messages of every bad setting, kinds in the order given: a kind of
+    SETTING_RULES checks each of its {setting: value} alone, a kind of RULES its value as a whole."""
+    found = []
+    for kind, settings in checks.items():
+        if kind in SETTING_RULES:
+            found += setting_problems(settings, kind)
+        else:
+            found += [message for message in [RULES[kind](settings)] if message]
+    return found
+
+
 class FilterModule(object):
-    """Cluster-setting checks; each returns one message, or '' when the value is fine."""
+    """Setting checks; each returns one message, or '' when the value is fine."""
 
     def filters(self):
         return {
-            'ipu_k8s_kubernetes_version_problem': kubernetes_version_problem,
             'ipu_k8s_kubernetes_support_warning': kubernetes_support_warning,
             'ipu_k8s_chart_support_warning': chart_support_warning,
             'ipu_k8s_release_for_minor': release_for_minor,
             'ipu_k8s_pinned_release_problem': pinned_release_problem,
-            'ipu_k8s_cluster_networks_problem': cluster_networks_problem,
-            'ipu_k8s_pod_subnet_capacity_problem': pod_subnet_capacity_problem,
-            'ipu_k8s_hosts_problem': hosts_problem,
             'ipu_k8s_cluster_interface_problem': cluster_interface_problem,
             'ipu_k8s_cluster_interface_of': cluster_interface,
             'ipu_k8s_cluster_addresses_problem': cluster_addresses_problem,
-            'ipu_k8s_setting_problems': setting_problems,
+            'ipu_k8s_problems': problems,
         }
