@@ -2,8 +2,8 @@
 for real through ansible-runner inside a network namespace this test creates (a veth
 "rdma0" with 10.247.208.201/23, MTU 9000; no traffic is sent, the modules only ask the
 kernel for routes and addresses). Two inventory hosts stand for two IPU nodes; a third
-for the control plane. The custom modules (vipu_server, rdma_network_facts,
-rdma_network_consensus) are the real ones. Needs root and iproute2."""
+for the control plane. The custom module (rdma_network_facts) is
+the real one. Needs root and iproute2."""
 
 import json
 import subprocess
