@@ -356,8 +356,9 @@ def find_vipu_server(module):
 
 
 def _ip(module, *argv):
-    """(rc, stdout, stderr) of the node's `ip` with argv, in the C locale."""
-    return module.run_command([module.get_bin_path('ip', required=True)] + list(argv), environ_update={'LC_ALL': 'C'})
+    """(rc, stdout, stderr) of the node's `ip` with argv, in the C locale (node_facts made sure
+    there is one)."""
+    return module.run_command([module.get_bin_path('ip')] + list(argv), environ_update={'LC_ALL': 'C'})
 
 
 def rdma_network(module, host, address):
