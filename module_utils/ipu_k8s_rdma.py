@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""Pure logic shared by the ipu-k8s modules (vipu_server, rdma_network_facts) and the
+"""Pure logic shared by the ipu-k8s node module (rdma_network_facts) and the
 site model (ipu_k8s_vipu_controllers.py).
 
 Nothing here imports Ansible or runs a command: the modules run `ip` and `vipu`

@@ -2,7 +2,7 @@
 """The V-IPU controller list (ipu_k8s_vipu_controllers), parsed and checked in one place,
 and the site model built from what the IPU nodes resolved.
 
-Used by the vipu_server module on each IPU node (which entry is mine, resolved there),
+Used by the rdma_network_facts module on each IPU node (which entry is mine, resolved there),
 and through filter_plugins/ipu_k8s_site.py by preflight (the inventory alone, before
 anything changes) and on the controller (site_model: IPU-PODs, global.vipuControllers,
 node labels, each POD's RDMA network). Pure Python, standard library only; every refusal

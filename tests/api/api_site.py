@@ -6,7 +6,7 @@ workers=ipu_nodes=[poplar-01, poplar-02]. Each host has a hollow node of the sam
 The IPU nodes run their modules inside a network namespace of their own (their
 ansible_python_interpreter is a wrapper that runs the venv's python under
 `ip netns exec`), where an RDMA interface and the V-IPU controller's subnet exist, so
-the real vipu_server and rdma_network_facts modules derive their facts from real routes,
+the real rdma_network_facts module derives their facts from real routes,
 as on a Poplar server. The control plane runs in the host's namespace and reaches the
 API on 127.0.0.1.
 

@@ -2,8 +2,8 @@
 for real through ansible-runner inside a network namespace this test creates (a veth
 "rdma0" with 10.247.208.201/23, MTU 9000; no traffic is sent, the modules only ask the
 kernel for routes and addresses). Two inventory hosts stand for two IPU nodes; a third
-for the control plane. The custom modules (vipu_server, rdma_network_facts,
-rdma_network_consensus) are the real ones. Needs root and iproute2."""
+for the control plane. The custom module (rdma_network_facts) is
+the real one. Needs root and iproute2."""
 
 import json
 import subprocess
@@ -101,7 +101,8 @@ def test_nodes_derive_and_agree_on_the_rdma_network(netns, site):
                                    {'startIP': '10.247.208.201', 'endIP': '10.247.208.201'}]},
     }
     assert 'outside the excluded range' not in result.text() + result.stdout
-    assert 'V-IPU 10.247.208.116:8090 (inventory) is reached through rdma0 in 10.247.208.0/23' in result.text()
+    assert ('IPU-POD pod001 (V-IPU 10.247.208.116:8090, node label ipunode=true): poplar-01, poplar-02 reach it '
+            'through rdma0 in 10.247.208.0/23 (MTU 9000)') in ' '.join(result.stdout.split())
 
 
 def test_explicit_excludes_and_a_pinned_interface_reach_the_modules(netns, site):

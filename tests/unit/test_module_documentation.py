@@ -9,7 +9,7 @@ from ansible.module_utils.testing import patch_module_args
 
 from module_harness import load_library_module
 
-MODULES = ['vipu_server', 'rdma_network_facts']
+MODULES = ['rdma_network_facts']
 
 
 class SpecSeen(Exception):

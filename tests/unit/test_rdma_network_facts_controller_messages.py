@@ -1,12 +1,12 @@
-"""vipu_server (library/vipu_server.py): each failure word for word, where a name that does
+"""rdma_network_facts, the V-IPU controller part: each failure word for word, where a name that does
 not resolve came from, the CLI's environment and timeout(1)'s two exit codes, and what the
-answer holds for each source. The CLI and name resolution are stood in for (FakeCommands,
+answer holds for each source. The CLI and name resolution are stood in for (ConnectedNode,
 the hosts_file fixture); the module runs for real."""
 
 import pytest
 
 from iproute_json import route_get
-from module_harness import FakeCommands, ModuleFail
+from module_harness import ConnectedNode, ModuleFail
 
 SERVER_VERSION = ('--server-version', '--showjson')
 CLI = '/opt/poplar/bin/vipu'
@@ -15,8 +15,8 @@ NOT_CONFIGURED = ('. The V-IPU controller did not answer or the CLI is not confi
                   '~/.vipu.hcl); fix that, or pass the address explicitly')
 
 
-class Commands(FakeCommands):
-    """FakeCommands that also keeps the keyword arguments of each run_command."""
+class Commands(ConnectedNode):
+    """ConnectedNode that also keeps the keyword arguments of each run_command."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -41,15 +41,15 @@ def _clean_environment(no_vipu_environment):
 
 def failure(run_module, args, commands):
     with pytest.raises(ModuleFail) as failed:
-        run_module('vipu_server', args, commands)
+        run_module('rdma_network_facts', args, commands)
     return failed.value.result['msg']
 
 
 def test_the_cli_runs_in_the_c_locale_under_timeout(run_module):
     commands = vipu_cli(ANSWER)
-    run_module('vipu_server', {}, commands)
-    assert commands.options == [{'environ_update': {'LC_ALL': 'C'}}]
-    assert commands.calls == [['/usr/bin/timeout', '-k', '5', '30', CLI, '--server-version', '--showjson']]
+    run_module('rdma_network_facts', {}, commands)
+    assert commands.options == [{'environ_update': {'LC_ALL': 'C'}}] * len(commands.calls)
+    assert commands.other_calls() == [['/usr/bin/timeout', '-k', '5', '30', CLI, '--server-version', '--showjson']]
 
 
 @pytest.mark.parametrize('rc', [124, 137])
@@ -107,7 +107,7 @@ def test_a_timeout_below_one_second_is_refused_with_its_value(run_module, timeou
 
 
 def test_one_second_is_timeout_enough(run_module):
-    assert run_module('vipu_server', {'timeout': 1}, vipu_cli(ANSWER))['vipu_server']['source'] == 'cli'
+    assert run_module('rdma_network_facts', {'timeout': 1}, vipu_cli(ANSWER))['vipu_server']['source'] == 'cli'
 
 
 def test_a_bad_label_is_refused_naming_the_setting(run_module):
@@ -132,11 +132,11 @@ def test_a_name_from_the_environment_that_does_not_resolve_names_the_variable(ru
 
 
 def test_an_explicit_address_answers_with_the_labels_option(run_module, hosts_file):
-    result = run_module('vipu_server', {'address': 'vipu-ctrl', 'label': 'vipu-ctrl=pod001'}, Commands())
+    result = run_module('rdma_network_facts', {'address': 'vipu-ctrl', 'label': 'vipu-ctrl=pod001'}, Commands())
     assert result['vipu_server'] == {'host': '10.247.208.5', 'port': 8090, 'address': '10.247.208.5:8090',
                                      'version': None, 'source': 'param', 'name': '10.247.208.5:8090',
                                      'label': 'vipu-ctrl=pod001'}
-    assert result['ansible_facts'] == {'vipu_server': result['vipu_server']}
+    assert result['ansible_facts'] == {'vipu_server': result['vipu_server'], 'rdma_network': result['rdma_network']}
 
 
 # --- several controllers and no choice: the node looks up its route to each ------------------
@@ -147,7 +147,7 @@ PODS = [{'name': 'pod001', 'host': 'vipu-ctrl.pod001.example', 'label': 'vipu-ct
 
 def route(address, rc=0, gateway=None):
     """`ip -j -4 route get address` as the Commands key and its answer."""
-    return ('-j', '-4', 'route', 'get', address), (rc, route_get(address, 'ens1f0', '10.247.208.20', gateway), '')
+    return ('-j', '-4', 'route', 'get', address), (rc, route_get(address, 'rdma0', '10.247.208.20', gateway), '')
 
 
 def routes(*answers):
@@ -177,27 +177,24 @@ def test_a_first_controller_without_a_usable_route_is_not_reached(run_module, ho
 
 def test_a_node_on_the_first_controllers_subnet_takes_it(run_module, hosts_file):
     commands = routes(route('10.5.212.116'), route('10.247.208.5'))
-    result = run_module('vipu_server', {'controllers': PODS}, commands)
+    result = run_module('rdma_network_facts', {'controllers': PODS}, commands)
     assert result['vipu_server']['name'] == 'pod001'
 
 
-def test_a_node_that_reaches_no_controller_directly_takes_the_first(run_module, hosts_file):
+def test_a_node_that_reaches_no_controller_directly_takes_the_first_and_refuses_its_gateway(run_module, hosts_file):
     commands = routes(route('10.5.212.116', gateway='10.247.208.1'), route('10.247.208.5', gateway='10.247.208.1'))
-    assert run_module('vipu_server', {'controllers': PODS}, commands)['vipu_server']['name'] == 'pod001'
+    assert failure(run_module, {'controllers': PODS}, commands).startswith(
+        'the V-IPU address 10.5.212.116 is reached through gateway 10.247.208.1 on rdma0')
 
 
-@pytest.mark.parametrize('args, binaries', [
-    ({'controller': 'pod001'}, {}),      # a node that names its controller looks up no route
-    ({}, {'ip': None}),                  # nor does a node without ip(8)
-])
-def test_no_route_is_looked_up_when_the_node_names_its_controller_or_has_no_ip(run_module, hosts_file, args,
-                                                                               binaries):
-    commands = Commands(binaries=binaries)
-    result = run_module('vipu_server', dict(args, controllers=PODS), commands)
-    assert result['vipu_server']['name'] == 'pod001' and commands.calls == []
-
-
-def test_one_controller_needs_no_route_lookup(run_module, hosts_file):
+def test_no_other_route_is_looked_up_when_the_node_names_its_controller(run_module, hosts_file):
     commands = Commands()
-    assert run_module('vipu_server', {'controllers': PODS[1:]}, commands)['vipu_server']['name'] == 'pod002'
-    assert commands.calls == []
+    result = run_module('rdma_network_facts', {'controller': 'pod001', 'controllers': PODS}, commands)
+    assert result['vipu_server']['name'] == 'pod001'
+    assert commands.calls == commands.derivation_calls('10.5.212.116')
+
+
+def test_one_controller_needs_no_other_route_lookup(run_module, hosts_file):
+    commands = Commands()
+    assert run_module('rdma_network_facts', {'controllers': PODS[1:]}, commands)['vipu_server']['name'] == 'pod002'
+    assert commands.calls == commands.derivation_calls('10.247.208.5')
