@@ -9,7 +9,7 @@ verify_perftest_result parses the client's report: the table after the line of d
 
 (the bandwidth unit is in the heading: Gb/sec with --report_gbits, MB/sec without).
 verify_network_status_ip reads the address Multus gave a pod's interface from the pod's
-k8s.v1.cni.cncf.io/network-status annotation; verify_perftest_nodes names the two nodes.
+k8s.v1.cni.cncf.io/network-status annotation.
 """
 
 from __future__ import annotations
@@ -66,18 +66,6 @@ def verify_network_status_ip(annotations, interface):
     return ''
 
 
-def verify_perftest_nodes(pinned, ipu_hosts, hostvars):
-    """The server's and the client's node: the pinned list as given, else the Kubernetes
-    names (ipu_k8s_node_name, default the inventory name) of the first two IPU nodes."""
-    if pinned:
-        return [str(name) for name in pinned]
-    names = []
-    for host in list(ipu_hosts or [])[:2]:
-        host_vars = hostvars[host] if host in hostvars else {}
-        names.append(str(host_vars['ipu_k8s_node_name'] if 'ipu_k8s_node_name' in host_vars else host))
-    return names
-
-
 class FilterModule:
     """Readers of ib_write_bw's report and of Multus's network status."""
 
@@ -85,5 +73,4 @@ class FilterModule:
         return {
             'verify_perftest_result': verify_perftest_result,
             'verify_network_status_ip': verify_network_status_ip,
-            'verify_perftest_nodes': verify_perftest_nodes,
         }

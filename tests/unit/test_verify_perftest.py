@@ -92,11 +92,42 @@ def test_a_network_status_that_is_not_json_is_refused():
         verify_perftest.verify_network_status_ip({'k8s.v1.cni.cncf.io/network-status': '[{'}, 'net1')
 
 
-def test_the_nodes_are_the_pinned_pair_or_the_first_two_ipu_nodes_by_their_kubernetes_names():
-    hostvars = {'ipu-a': {'ipu_k8s_node_name': 'node-a'}, 'ipu-b': {}, 'ipu-c': {}}
-    assert verify_perftest.verify_perftest_nodes([], ['ipu-a', 'ipu-b', 'ipu-c'], hostvars) == ['node-a', 'ipu-b']
-    assert verify_perftest.verify_perftest_nodes(['n2', 'n1'], ['ipu-a', 'ipu-b'], hostvars) == ['n2', 'n1']
-    assert verify_perftest.verify_perftest_nodes([], ['ipu-a'], hostvars) == ['node-a']
+def test_a_failed_run_is_refused_with_its_last_lines():
+    with pytest.raises(AnsibleFilterError, match='no ib_write_bw result row') as failure:
+        verify_perftest.verify_perftest_result(report('ib_write_bw-client-refused.txt'))
+    assert FAILED_LINE in str(failure.value)
+
+
+def test_no_output_is_refused():
+    with pytest.raises(AnsibleFilterError, match='no output'):
+        verify_perftest.verify_perftest_result('')
+
+
+# Multus's network status, in the format of the Network Plumbing Working Group's
+# specification (k8snetworkplumbingwg/multi-net-spec, v1.2 section 4.1.2).
+NETWORK_STATUS = json.dumps([
+    {'name': 'k8s-pod-network', 'interface': 'eth0', 'ips': ['192.168.12.7'], 'default': True, 'dns': {}},
+    {'name': 'default/rdma-net', 'interface': 'net1', 'ips': ['10.247.209.3', 'fd00::3'],
+     'mac': '7e:2a:11:00:00:03', 'dns': {}},
+])
+
+
+def test_the_address_of_net1_from_the_network_status():
+    annotations = {'k8s.v1.cni.cncf.io/network-status': NETWORK_STATUS}
+    assert verify_perftest.verify_network_status_ip(annotations, 'net1') == '10.247.209.3'
+    assert verify_perftest.verify_network_status_ip(annotations, 'eth0') == '192.168.12.7'
+
+
+def test_no_status_or_no_such_interface_gives_no_address():
+    assert verify_perftest.verify_network_status_ip({}, 'net1') == ''
+    assert verify_perftest.verify_network_status_ip(None, 'net1') == ''
+    status = {'k8s.v1.cni.cncf.io/network-status': NETWORK_STATUS}
+    assert verify_perftest.verify_network_status_ip(status, 'net2') == ''
+
+
+def test_a_network_status_that_is_not_json_is_refused():
+    with pytest.raises(AnsibleFilterError, match='network-status is not JSON'):
+        verify_perftest.verify_network_status_ip({'k8s.v1.cni.cncf.io/network-status': '[{'}, 'net1')
 
 
 def test_a_failed_run_is_refused_quoting_its_last_lines_in_full():
@@ -137,12 +168,7 @@ def test_a_network_status_that_is_not_a_list_gives_no_address(status):
     assert verify_perftest.verify_network_status_ip({'k8s.v1.cni.cncf.io/network-status': status}, 'net1') == ''
 
 
-def test_an_ipu_node_without_host_variables_goes_by_its_inventory_name():
-    assert verify_perftest.verify_perftest_nodes(None, ['ipu-a', 'ipu-z'], {'ipu-a': {}}) == ['ipu-a', 'ipu-z']
-
-
-def test_the_plugin_offers_the_three_filters():
+def test_the_plugin_offers_the_two_filters():
     assert verify_perftest.FilterModule().filters() == {
         'verify_perftest_result': verify_perftest.verify_perftest_result,
-        'verify_network_status_ip': verify_perftest.verify_network_status_ip,
-        'verify_perftest_nodes': verify_perftest.verify_perftest_nodes}
+        'verify_network_status_ip': verify_perftest.verify_network_status_ip}
