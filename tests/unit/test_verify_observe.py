@@ -187,6 +187,11 @@ def test_a_missing_or_unready_node_and_a_node_without_the_resource_fail():
     assert observe.verify_nodes_seen([], ['cp1'], [], {}, 'x')['ready']['observed'] == 'no nodes'
 
 
+def test_one_unready_node_among_all_of_them_fails_the_ready_row():
+    seen = observe.verify_nodes_seen([node('cp1'), node('ipu-a', ready='False')], ['cp1', 'ipu-a'], [], {}, 'x')
+    assert seen['ready'] == {'expected': '2 nodes, all Ready', 'observed': 'cp1=Ready, ipu-a=NotReady', 'ok': False}
+
+
 def test_the_bandwidth_nodes_are_the_pinned_pair_or_the_first_two_ipu_nodes_by_their_kubernetes_names():
     hostvars = {'ipu-a': {'ipu_k8s_node_name': 'node-a'}, 'ipu-b': {}, 'ipu-c': {}}
     assert observe.verify_perftest_nodes([], ['ipu-a', 'ipu-b', 'ipu-c'], hostvars) == ['node-a', 'ipu-b']
