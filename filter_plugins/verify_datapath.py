@@ -5,7 +5,8 @@
 The site's pinned address when there is one; otherwise the highest address of the
 derived RDMA subnet that is neither its network nor its broadcast address, outside the
 excludes and not taken (a node, the V-IPU controller, a neighbour the node knows). At
-most 256 addresses from the top are tried; '' when none of them is free.
+most 256 addresses from the top are tried. Refused, with the fix, when none of them is
+free or the pinned address is outside the subnet or inside an exclude.
 """
 
 from __future__ import annotations
@@ -18,9 +19,7 @@ TRIES = 256
 
 
 def verify_datapath_address(cidr, excludes=(), taken=(), pinned=''):
-    """The probe's address as a string, or '' when no free one is found."""
-    if pinned:
-        return str(pinned).strip()
+    """The probe's address as a string."""
     try:
         network = ipaddress.ip_network(str(cidr), strict=False)
         excluded = [ipaddress.ip_network(str(item), strict=False) for item in excludes or []]
@@ -32,16 +31,22 @@ def verify_datapath_address(cidr, excludes=(), taken=(), pinned=''):
             used.add(ipaddress.ip_address(str(item).split('/')[0]))
         except ValueError:
             continue  # not an address (a neighbour entry without one): nothing to avoid
-    top = int(network.broadcast_address)
-    for offset in range(1, TRIES + 1):
-        value = top - offset
-        if value <= int(network.network_address):
-            break
-        candidate = ipaddress.ip_address(value)
-        if candidate in used or any(candidate in item for item in excluded):
-            continue
-        return str(candidate)
-    return ''
+    if pinned:
+        try:
+            address = ipaddress.ip_address(str(pinned).strip())
+        except ValueError:
+            address = None
+        if address is not None and address in network and not any(address in item for item in excluded):
+            return str(address)
+    else:
+        for value in range(int(network.broadcast_address) - 1,
+                           max(int(network.broadcast_address) - TRIES - 1, int(network.network_address)), -1):
+            candidate = ipaddress.ip_address(value)
+            if candidate not in used and not any(candidate in item for item in excluded):
+                return str(candidate)
+    raise AnsibleFilterError('No usable probe address in %s outside %s (got %r). Set verify_datapath_address to a '
+                             'free address of that range.' % (cidr, ','.join(map(str, excludes or [])),
+                                                              str(pinned or '').strip()))
 
 
 class FilterModule:
