@@ -92,44 +92,6 @@ def test_a_network_status_that_is_not_json_is_refused():
         verify_perftest.verify_network_status_ip({'k8s.v1.cni.cncf.io/network-status': '[{'}, 'net1')
 
 
-def test_a_failed_run_is_refused_with_its_last_lines():
-    with pytest.raises(AnsibleFilterError, match='no ib_write_bw result row') as failure:
-        verify_perftest.verify_perftest_result(report('ib_write_bw-client-refused.txt'))
-    assert FAILED_LINE in str(failure.value)
-
-
-def test_no_output_is_refused():
-    with pytest.raises(AnsibleFilterError, match='no output'):
-        verify_perftest.verify_perftest_result('')
-
-
-# Multus's network status, in the format of the Network Plumbing Working Group's
-# specification (k8snetworkplumbingwg/multi-net-spec, v1.2 section 4.1.2).
-NETWORK_STATUS = json.dumps([
-    {'name': 'k8s-pod-network', 'interface': 'eth0', 'ips': ['192.168.12.7'], 'default': True, 'dns': {}},
-    {'name': 'default/rdma-net', 'interface': 'net1', 'ips': ['10.247.209.3', 'fd00::3'],
-     'mac': '7e:2a:11:00:00:03', 'dns': {}},
-])
-
-
-def test_the_address_of_net1_from_the_network_status():
-    annotations = {'k8s.v1.cni.cncf.io/network-status': NETWORK_STATUS}
-    assert verify_perftest.verify_network_status_ip(annotations, 'net1') == '10.247.209.3'
-    assert verify_perftest.verify_network_status_ip(annotations, 'eth0') == '192.168.12.7'
-
-
-def test_no_status_or_no_such_interface_gives_no_address():
-    assert verify_perftest.verify_network_status_ip({}, 'net1') == ''
-    assert verify_perftest.verify_network_status_ip(None, 'net1') == ''
-    status = {'k8s.v1.cni.cncf.io/network-status': NETWORK_STATUS}
-    assert verify_perftest.verify_network_status_ip(status, 'net2') == ''
-
-
-def test_a_network_status_that_is_not_json_is_refused():
-    with pytest.raises(AnsibleFilterError, match='network-status is not JSON'):
-        verify_perftest.verify_network_status_ip({'k8s.v1.cni.cncf.io/network-status': '[{'}, 'net1')
-
-
 def test_a_failed_run_is_refused_quoting_its_last_lines_in_full():
     with pytest.raises(AnsibleFilterError) as failure:
         verify_perftest.verify_perftest_result(report('ib_write_bw-client-refused.txt'))
