@@ -178,6 +178,20 @@ def verify_ipujob_done(ipujobs):
                               if condition.get('status') == 'True' and condition.get('type') in TERMINAL))
 
 
+def verify_macvlan_seen(comparison, rdma, macvlans, error, name):
+    """The "<network> matches the node" row: comparison (filter rdma_network_comparison of
+    the derived network with the applied one), or why there is nothing to compare."""
+    if not rdma:
+        return {'observed': 'no derived RDMA network to compare (see the RDMA network derived row)', 'ok': False}
+    if error:
+        return {'observed': 'reading the applied network %s failed: %s' % (name, error), 'ok': False}
+    if not macvlans:
+        return {'observed': "neither MacvlanNetwork %s nor a NetworkAttachmentDefinition without config and this "
+                            "node's CNI file found: run playbooks/rdma_network.yml" % name, 'ok': False}
+    return {'expected': comparison['expected'], 'observed': comparison['observed'],
+            'ok': comparison['status'] == 'PASS'}
+
+
 def verify_nad_config_seen(macvlans, nads, name, namespace):
     """Whether a NetworkAttachmentDefinition's spec.config overrides the nodes' CNI files."""
     if macvlans:
@@ -205,5 +219,6 @@ class FilterModule:
             'verify_nodes_seen': verify_nodes_seen,
             'verify_perftest_nodes': verify_perftest_nodes,
             'verify_ipujob_done': verify_ipujob_done,
+            'verify_macvlan_seen': verify_macvlan_seen,
             'verify_nad_config_seen': verify_nad_config_seen,
         }

@@ -217,3 +217,26 @@ def test_the_nad_config_row():
         'observed': 'no NetworkAttachmentDefinition default/rdma-net: run playbooks/rdma_network.yml', 'ok': False}
     assert observe.verify_nad_config_seen([], [{'spec': {'config': '{"cniVersion": "0.3.1"}'}}], name,
                                           namespace)['ok'] is False
+
+
+COMPARISON = {'ipam': 'whereabouts', 'expected': 'master=eth1 range=10.247.208.0/23 exclude=10.247.208.0/25 mtu<=9000',
+              'observed': 'master=eth1 range=10.247.208.0/23 exclude=10.247.208.0/25 mtu=9000', 'status': 'PASS'}
+
+
+def test_the_macvlan_row_is_the_comparison_when_both_sides_are_there():
+    assert observe.verify_macvlan_seen(COMPARISON, NETWORK, [{'kind': 'MacvlanNetwork'}], '', 'rdma-net') == {
+        'expected': 'master=eth1 range=10.247.208.0/23 exclude=10.247.208.0/25 mtu<=9000',
+        'observed': 'master=eth1 range=10.247.208.0/23 exclude=10.247.208.0/25 mtu=9000', 'ok': True}
+    failed = dict(COMPARISON, status='FAIL')
+    assert observe.verify_macvlan_seen(failed, NETWORK, [{'kind': 'MacvlanNetwork'}], '', 'rdma-net')['ok'] is False
+
+
+@pytest.mark.parametrize('rdma, macvlans, error, observed', [
+    ({}, [{}], '', 'no derived RDMA network to compare (see the RDMA network derived row)'),
+    (NETWORK, [], 'Forbidden', 'reading the applied network rdma-net failed: Forbidden'),
+    (NETWORK, [], '', "neither MacvlanNetwork rdma-net nor a NetworkAttachmentDefinition without config and this "
+                      "node's CNI file found: run playbooks/rdma_network.yml"),
+])
+def test_the_macvlan_row_fails_saying_why_there_is_nothing_to_compare(rdma, macvlans, error, observed):
+    assert observe.verify_macvlan_seen(COMPARISON, rdma, macvlans, error, 'rdma-net') == {'observed': observed,
+                                                                                          'ok': False}
