@@ -4,8 +4,23 @@
 
 An observation is {observed, ok} (roles/verify/vars/main.yml): what a check saw, and
 whether that is what its row expects. The task files run the probes; these filters read
-their output (iproute2 and systemd text and JSON, the Kubernetes objects k8s_info
-returns) so that no task file branches or loops over what it read.
+their output (iproute2 and systemd text and JSON, ib_write_bw's report, the Kubernetes
+objects k8s_info returns) so that no task file branches or loops over what it read.
+
+verify_datapath_address picks the data-path probe's address: the site's pinned one, else
+the highest address of the derived RDMA subnet that is neither its network nor its
+broadcast address, outside the excludes and not taken (a node, the V-IPU controller, a
+neighbour the node knows); at most TRIES addresses from the top are tried. It refuses,
+with the fix, when none is free or the pinned one is outside the subnet or in an exclude.
+
+verify_perftest_result parses ib_write_bw's report: the table after the line of dashes,
+
+     #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]
+     65536      5000             0.31               0.31               0.000599
+
+(the bandwidth unit is in the heading: Gb/sec with --report_gbits, MB/sec without).
+verify_network_status_ip reads the address Multus gave a pod's interface from the pod's
+k8s.v1.cni.cncf.io/network-status annotation.
 """
 
 from __future__ import annotations
@@ -17,6 +32,12 @@ import re
 from ansible.errors import AnsibleFilterError
 
 TERMINAL = ('Succeeded', 'Completed', 'Failed')
+TRIES = 256
+HEADING = re.compile(r'^\s*#bytes\s+#iterations\s+BW peak\[(?P<unit>[^\]]+)\]\s+BW average\[(?P<unit2>[^\]]+)\]'
+                     r'\s+MsgRate\[(?P<rate_unit>[^\]]+)\]')
+ROW = re.compile(r'^\s*(?P<bytes>\d+)\s+(?P<iterations>\d+)\s+(?P<peak>[\d.]+)\s+(?P<average>[\d.]+)'
+                 r'\s+(?P<rate>[\d.]+)\s*$')
+NETWORK_STATUS = 'k8s.v1.cni.cncf.io/network-status'
 
 
 def _json(text, what):
@@ -205,11 +226,81 @@ def verify_nad_config_seen(macvlans, nads, name, namespace):
     return {'observed': 'no spec.config'}
 
 
+def verify_datapath_address(cidr, excludes=(), taken=(), pinned=''):
+    """The probe's address as a string."""
+    try:
+        network = ipaddress.ip_network(str(cidr), strict=False)
+        excluded = [ipaddress.ip_network(str(item), strict=False) for item in excludes or []]
+    except ValueError as exc:
+        raise AnsibleFilterError('verify_datapath_address: %s' % exc) from exc
+    used = set()
+    for item in taken or []:
+        try:
+            used.add(ipaddress.ip_address(str(item).split('/')[0]))
+        except ValueError:
+            continue  # not an address (a neighbour entry without one): nothing to avoid
+    if pinned:
+        try:
+            address = ipaddress.ip_address(str(pinned).strip())
+        except ValueError:
+            address = None
+        if address is not None and address in network and not any(address in item for item in excluded):
+            return str(address)
+    else:
+        for value in range(int(network.broadcast_address) - 1,
+                           max(int(network.broadcast_address) - TRIES - 1, int(network.network_address)), -1):
+            candidate = ipaddress.ip_address(value)
+            if candidate not in used and not any(candidate in item for item in excluded):
+                return str(candidate)
+    raise AnsibleFilterError('No usable probe address in %s outside %s (got %r). Set verify_datapath_address to a '
+                             'free address of that range.' % (cidr, ','.join(map(str, excludes or [])),
+                                                              str(pinned or '').strip()))
+
+
+def verify_perftest_result(output):
+    """The first result row of an ib_write_bw (or ib_read_bw, ib_send_bw) report.
+
+    Returns {bytes, iterations, bw_peak, bw_average, bw_unit, msg_rate, msg_rate_unit};
+    refuses output without a result row (the run failed: its last lines say why).
+    """
+    lines = str(output or '').splitlines()
+    for index, line in enumerate(lines):
+        heading = HEADING.match(line)
+        if not heading:
+            continue
+        for row_line in lines[index + 1:]:
+            row = ROW.match(row_line)
+            if row:
+                return {
+                    'bytes': int(row['bytes']),
+                    'iterations': int(row['iterations']),
+                    'bw_peak': float(row['peak']),
+                    'bw_average': float(row['average']),
+                    'bw_unit': heading['unit2'],
+                    'msg_rate': float(row['rate']),
+                    'msg_rate_unit': heading['rate_unit'],
+                }
+    tail = ' | '.join(line.strip() for line in lines[-5:] if line.strip()) or 'no output'
+    raise AnsibleFilterError('no ib_write_bw result row (#bytes #iterations BW peak ...) in the output: %s' % tail)
+
+
+def verify_network_status_ip(annotations, interface):
+    """The first address Multus reported for the pod's interface, '' when none."""
+    networks = _json((annotations or {}).get(NETWORK_STATUS), NETWORK_STATUS)
+    for network in networks if isinstance(networks, list) else []:
+        if isinstance(network, dict) and network.get('interface') == interface and network.get('ips'):
+            return str(network['ips'][0])
+    return ''
+
+
 class FilterModule:
     """Readers of what verify's checks saw."""
 
     def filters(self):
         return {
+            'verify_datapath_address': verify_datapath_address,
+            'verify_perftest_result': verify_perftest_result,
+            'verify_network_status_ip': verify_network_status_ip,
             'verify_rdma_device': verify_rdma_device,
             'verify_rdma_device_seen': verify_rdma_device_seen,
             'verify_container_rdma_traffic_seen': verify_container_rdma_traffic_seen,

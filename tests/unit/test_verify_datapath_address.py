@@ -1,4 +1,4 @@
-"""The data-path probe's address (filter_plugins/verify_datapath.py)."""
+"""The data-path probe's address (filter_plugins/verify_observe.py)."""
 
 import importlib.util
 from pathlib import Path
@@ -7,7 +7,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location('verify_datapath', ROOT / 'filter_plugins' / 'verify_datapath.py')
+_spec = importlib.util.spec_from_file_location('verify_observe', ROOT / 'filter_plugins' / 'verify_observe.py')
 verify_datapath = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(verify_datapath)
 
@@ -82,4 +82,4 @@ def test_a_bad_cidr_is_refused_quoting_python():
 
 
 def test_the_plugin_offers_the_filter():
-    assert verify_datapath.FilterModule().filters() == {'verify_datapath_address': pick}
+    assert verify_datapath.FilterModule().filters()['verify_datapath_address'] is pick

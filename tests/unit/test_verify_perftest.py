@@ -1,4 +1,4 @@
-"""What verify reads from ib_write_bw and from Multus (filter_plugins/verify_perftest.py).
+"""What verify reads from ib_write_bw and from Multus (filter_plugins/verify_observe.py).
 
 The ib_write_bw reports in tests/fixtures/perftest/ are real: perftest 4.5+0.17-1 (Debian
 12's package) on the lab's two VMs over Soft-RoCE, 50 RDMA writes of 64 KiB, the server
@@ -16,7 +16,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location('verify_perftest', ROOT / 'filter_plugins' / 'verify_perftest.py')
+_spec = importlib.util.spec_from_file_location('verify_observe', ROOT / 'filter_plugins' / 'verify_observe.py')
 verify_perftest = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(verify_perftest)
 
@@ -131,6 +131,6 @@ def test_a_network_status_that_is_not_a_list_gives_no_address(status):
 
 
 def test_the_plugin_offers_the_two_filters():
-    assert verify_perftest.FilterModule().filters() == {
-        'verify_perftest_result': verify_perftest.verify_perftest_result,
-        'verify_network_status_ip': verify_perftest.verify_network_status_ip}
+    filters = verify_perftest.FilterModule().filters()
+    assert filters['verify_perftest_result'] is verify_perftest.verify_perftest_result
+    assert filters['verify_network_status_ip'] is verify_perftest.verify_network_status_ip
