@@ -6,6 +6,7 @@ the last exit code, unschedulable with the scheduler's message, init containers 
 
     until: __pods.resources | pods_unready(expected=1) | length == 0
     msg: "{{ __pods.resources | pods_diagnosis('the operator pods (app=x in ns)', expected=1) }}"
+    __verify_seen: {network: "{{ __pods.resources | pods_ready_observation }}"}
 """
 
 from __future__ import absolute_import, division, print_function
@@ -147,6 +148,17 @@ def pods_diagnosis(pods, awaited, expected=1):
     return head + '; not Ready:\n' + '\n'.join('- ' + line for line in problems)
 
 
+def pods_ready_observation(pods):
+    """{ok, observed} of a verify row: at least one pod, every one Ready (or Succeeded)."""
+    pods = pods or []
+    problems = [pod_problems(pod) for pod in pods]
+    unready = [lines for lines in problems if lines]
+    return {'ok': bool(pods) and not unready,
+            'observed': '%d pods, %d not Ready%s' % (len(pods), len(unready), ''.join(
+                ': ' + '; '.join(line for lines in unready for line in lines) if unready else ''))}
+
+
 class FilterModule(object):
     def filters(self):
-        return {'pods_unready': pods_unready, 'pods_diagnosis': pods_diagnosis}
+        return {'pods_unready': pods_unready, 'pods_diagnosis': pods_diagnosis,
+                'pods_ready_observation': pods_ready_observation}

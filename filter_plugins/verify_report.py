@@ -149,7 +149,6 @@ p.counts span { display: inline-block; padding: 0.1em 0.6em; margin-right: 0.4em
 table { border-collapse: collapse; width: 100%; }
 th, td { border: 1px solid #ccc; padding: 0.3em 0.5em; text-align: left; vertical-align: top; }
 th, td.host, td.status { white-space: nowrap; }
-td.observed { overflow-wrap: anywhere; }
 th { background: #eee; }
 td.status { font-weight: bold; }
 .PASS td.status, span.PASS { background: #dff3df; color: #135e13; }

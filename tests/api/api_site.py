@@ -311,7 +311,6 @@ class Site:
                 'rdma_network_wait_timeout': 60,
                 'verify_report_dir': str(self.report_dir),
                 'verify_test_pod_timeout': 120,
-                'reset_helm_binary': str(self.helm_install_dir / 'helm'),
                 'reset_wait_timeout': 120,
                 # The Kubernetes client virtualenv of the API tasks, built offline from a
                 # wheel directory (scripts/k8s-api/wheels) by /usr/bin/python3.

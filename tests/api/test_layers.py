@@ -255,13 +255,14 @@ def _reset_tasks_run(run) -> set[str]:
 def _check_reset_ran_only_its_api_part(run) -> None:
     """With --tags reset_cluster_objects: the settings check and the confirmation (tag always), its
     scope (is every node reset?), its cluster objects part, the refusal when they could not be
-    removed and the shared client task file; nothing of kubeadm, CNI, netfilter or kubeconfig
+    removed, the shared client task file and the helm layer's probe; nothing of kubeadm, CNI, netfilter or kubeconfig
     (this host's)."""
     tasks = ROOT / 'roles' / 'reset' / 'tasks'
     allowed = (_task_names(tasks / 'validate.yml') | _task_names(tasks / 'confirm.yml')
                | _task_names(tasks / 'scope.yml') | _task_names(tasks / 'cluster_objects.yml')
                | {'Stop every host when the cluster objects could not be removed'}
-               | _task_names(ROOT / 'roles' / 'ipu_k8s' / 'tasks' / 'k8s_client.yml'))
+               | _task_names(ROOT / 'roles' / 'ipu_k8s' / 'tasks' / 'k8s_client.yml')
+               | _task_names(ROOT / 'roles' / 'helm' / 'tasks' / 'probe.yml'))
     ran = {n for n in _reset_tasks_run(run) if not n.startswith('Validating arguments against arg spec')}
     assert ran <= allowed, 'reset ran tasks outside its API part: %s' % sorted(ran - allowed)
     for node_part in ('kubeadm.yml', 'cni.yml', 'netfilter.yml', 'kubeconfig.yml'):

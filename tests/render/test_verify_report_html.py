@@ -7,7 +7,7 @@ image on 127.0.0.1 proves the search finds a request when there is one. Every ho
 resolves to nothing (--host-resolver-rules), so the browser's own background requests
 cannot leave the machine either. Whether a word is whole is measured in the laid-out
 page: a copy of it, with a script added (the page itself allows none), asks the browser
-for the line boxes of each word of the Host and Status columns and the headers.
+for the line boxes of each word of every cell of the table.
 """
 
 import html
@@ -111,7 +111,7 @@ def test_the_report_renders_every_row_and_requests_nothing(tmp_path):
 # word broken in two.
 MEASURE = """<script>
 const broken = [];
-for (const cell of document.querySelectorAll('#results th, #results td.host, #results td.status')) {
+for (const cell of document.querySelectorAll('#results th, #results td')) {
   const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
   for (let text = walker.nextNode(); text; text = walker.nextNode()) {
     for (const word of text.data.matchAll(/\\S+/g)) {
@@ -128,7 +128,7 @@ document.body.setAttribute('data-broken-words', JSON.stringify(broken));
 
 
 def broken_words(page_html, tmp_path, width=600):
-    """The words of the Host and Status cells and the headers that a window width px wide breaks."""
+    """The words of the table's cells that a window width px wide breaks."""
     page = tmp_path / "measured.html"
     page.write_text(re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', '', page_html)
                     .replace('</body>', MEASURE + '</body>'))
@@ -151,7 +151,7 @@ LONG_ROWS = ROWS + [
 ]
 
 
-def test_a_narrow_window_breaks_no_word_of_the_host_and_status_columns(tmp_path):
+def test_a_narrow_window_breaks_no_word_of_any_column(tmp_path):
     assert broken_words(verify_report.verify_report_html(LONG_ROWS), tmp_path) == []
 
 

@@ -185,6 +185,24 @@ def test_diagnosis_of_ready_pods_is_just_the_count():
     assert diagnosis.pods_diagnosis(ready, 'x') == 'x: 1 of 1 pod(s) Ready'
 
 
-@pytest.mark.parametrize('name', ['pods_unready', 'pods_diagnosis'])
+def test_a_verify_row_passes_when_every_pod_is_ready_or_done_and_there_is_one():
+    ready = pod('a', conditions=conditions(True), containers=[running('m', MANAGER)])
+    done = pod('cert-gen-abcde', phase='Succeeded', conditions=conditions(False))
+    assert diagnosis.pods_ready_observation([ready, done]) == {'ok': True, 'observed': '2 pods, 0 not Ready'}
+    assert diagnosis.pods_ready_observation([]) == {'ok': False, 'observed': '0 pods, 0 not Ready'}
+
+
+def test_a_verify_row_names_each_pod_that_is_not_ready_and_why():
+    pending = pod('sched', phase='Pending', conditions=[{'type': 'PodScheduled', 'status': 'False',
+                                                         'reason': 'Unschedulable', 'message': 'no node'}])
+    seen = diagnosis.pods_ready_observation([controller_manager(waiting('kube-rbac-proxy', RBAC_PROXY,
+                                                                       'ImagePullBackOff', PULL_MESSAGE)), pending])
+    assert seen == {'ok': False, 'observed': (
+        '2 pods, 2 not Ready: ipu-operator/ipu-operator-controller-manager-6d9f7c7b8-x2x5q container kube-rbac-proxy: '
+        'ImagePullBackOff of image gcr.io/kubebuilder/kube-rbac-proxy:v0.8.0: Back-off pulling image '
+        '"gcr.io/kubebuilder/kube-rbac-proxy:v0.8.0"; ipu-operator/sched: Unschedulable: no node')}
+
+
+@pytest.mark.parametrize('name', ['pods_unready', 'pods_diagnosis', 'pods_ready_observation'])
 def test_filters_are_registered(name):
     assert name in diagnosis.FilterModule().filters()

@@ -1,4 +1,4 @@
-"""The data-path probe's address (filter_plugins/verify_datapath.py)."""
+"""The data-path probe's address (filter_plugins/verify_observe.py)."""
 
 import importlib.util
 from pathlib import Path
@@ -7,7 +7,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location('verify_datapath', ROOT / 'filter_plugins' / 'verify_datapath.py')
+_spec = importlib.util.spec_from_file_location('verify_observe', ROOT / 'filter_plugins' / 'verify_observe.py')
 verify_datapath = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(verify_datapath)
 
@@ -30,17 +30,32 @@ def test_a_pinned_address_wins():
     assert pick('10.247.208.0/23', [], [], '10.247.209.77') == '10.247.209.77'
 
 
-def test_nothing_free_gives_empty():
+def refused(*args):
+    with pytest.raises(AnsibleFilterError) as refusal:
+        pick(*args)
+    return refusal.value.message
+
+
+def test_nothing_free_is_refused_with_the_fix():
     # /29: .1-.6 usable; all taken or excluded.
-    assert pick('192.0.2.0/29', ['192.0.2.4/30'], ['192.0.2.1', '192.0.2.2', '192.0.2.3']) == ''
+    assert refused('192.0.2.0/29', ['192.0.2.4/30'], ['192.0.2.1', '192.0.2.2', '192.0.2.3']) == (
+        "No usable probe address in 192.0.2.0/29 outside 192.0.2.4/30 (got ''). Set verify_datapath_address to a "
+        "free address of that range.")
     # Never the network address.
-    assert pick('192.0.2.0/30', [], ['192.0.2.1', '192.0.2.2']) == ''
+    assert refused('192.0.2.0/30', [], ['192.0.2.1', '192.0.2.2']).startswith('No usable probe address in 192.0.2.0/30')
+
+
+@pytest.mark.parametrize('pinned', ['10.247.208.20', '10.247.210.1', 'node-a'])
+def test_a_pinned_address_in_an_exclude_outside_the_subnet_or_not_an_address_is_refused(pinned):
+    assert refused('10.247.208.0/23', ['10.247.208.0/25'], [], pinned) == (
+        "No usable probe address in 10.247.208.0/23 outside 10.247.208.0/25 (got '%s'). Set verify_datapath_address "
+        "to a free address of that range." % pinned)
 
 
 def test_only_256_addresses_from_the_top_are_tried():
     # broadcast-1 down to broadcast-256: 10.1.255.254 ... 10.1.254.255.
     assert pick('10.0.0.0/15', ['10.1.255.0/24'], []) == '10.1.254.255'
-    assert pick('10.0.0.0/15', ['10.1.255.0/24', '10.1.254.255/32'], []) == ''
+    assert refused('10.0.0.0/15', ['10.1.255.0/24', '10.1.254.255/32'], []).startswith('No usable probe address')
 
 
 def test_a_neighbour_entry_that_is_not_an_address_is_ignored_and_a_bad_cidr_is_refused():
@@ -67,4 +82,4 @@ def test_a_bad_cidr_is_refused_quoting_python():
 
 
 def test_the_plugin_offers_the_filter():
-    assert verify_datapath.FilterModule().filters() == {'verify_datapath_address': pick}
+    assert verify_datapath.FilterModule().filters()['verify_datapath_address'] is pick

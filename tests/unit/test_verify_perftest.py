@@ -1,4 +1,4 @@
-"""What verify reads from ib_write_bw and from Multus (filter_plugins/verify_perftest.py).
+"""What verify reads from ib_write_bw and from Multus (filter_plugins/verify_observe.py).
 
 The ib_write_bw reports in tests/fixtures/perftest/ are real: perftest 4.5+0.17-1 (Debian
 12's package) on the lab's two VMs over Soft-RoCE, 50 RDMA writes of 64 KiB, the server
@@ -16,7 +16,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location('verify_perftest', ROOT / 'filter_plugins' / 'verify_perftest.py')
+_spec = importlib.util.spec_from_file_location('verify_observe', ROOT / 'filter_plugins' / 'verify_observe.py')
 verify_perftest = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(verify_perftest)
 
@@ -92,13 +92,6 @@ def test_a_network_status_that_is_not_json_is_refused():
         verify_perftest.verify_network_status_ip({'k8s.v1.cni.cncf.io/network-status': '[{'}, 'net1')
 
 
-def test_the_nodes_are_the_pinned_pair_or_the_first_two_ipu_nodes_by_their_kubernetes_names():
-    hostvars = {'ipu-a': {'ipu_k8s_node_name': 'node-a'}, 'ipu-b': {}, 'ipu-c': {}}
-    assert verify_perftest.verify_perftest_nodes([], ['ipu-a', 'ipu-b', 'ipu-c'], hostvars) == ['node-a', 'ipu-b']
-    assert verify_perftest.verify_perftest_nodes(['n2', 'n1'], ['ipu-a', 'ipu-b'], hostvars) == ['n2', 'n1']
-    assert verify_perftest.verify_perftest_nodes([], ['ipu-a'], hostvars) == ['node-a']
-
-
 def test_a_failed_run_is_refused_quoting_its_last_lines_in_full():
     with pytest.raises(AnsibleFilterError) as failure:
         verify_perftest.verify_perftest_result(report('ib_write_bw-client-refused.txt'))
@@ -137,12 +130,7 @@ def test_a_network_status_that_is_not_a_list_gives_no_address(status):
     assert verify_perftest.verify_network_status_ip({'k8s.v1.cni.cncf.io/network-status': status}, 'net1') == ''
 
 
-def test_an_ipu_node_without_host_variables_goes_by_its_inventory_name():
-    assert verify_perftest.verify_perftest_nodes(None, ['ipu-a', 'ipu-z'], {'ipu-a': {}}) == ['ipu-a', 'ipu-z']
-
-
-def test_the_plugin_offers_the_three_filters():
-    assert verify_perftest.FilterModule().filters() == {
-        'verify_perftest_result': verify_perftest.verify_perftest_result,
-        'verify_network_status_ip': verify_perftest.verify_network_status_ip,
-        'verify_perftest_nodes': verify_perftest.verify_perftest_nodes}
+def test_the_plugin_offers_the_two_filters():
+    filters = verify_perftest.FilterModule().filters()
+    assert filters['verify_perftest_result'] is verify_perftest.verify_perftest_result
+    assert filters['verify_network_status_ip'] is verify_perftest.verify_network_status_ip

@@ -1,0 +1,315 @@
+# Copyright: ipu-k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What verify's checks read, turned into observations of the report's rows.
+
+An observation is {observed, ok} (roles/verify/vars/main.yml): what a check saw, and
+whether that is what its row expects. The task files run the probes; these filters read
+their output (iproute2 and systemd text and JSON, ib_write_bw's report, the Kubernetes
+objects k8s_info returns) so that no task file branches or loops over what it read.
+
+verify_datapath_address picks the data-path probe's address: the site's pinned one, else
+the highest address of the derived RDMA subnet that is neither its network nor its
+broadcast address, outside the excludes and not taken (a node, the V-IPU controller, a
+neighbour the node knows); at most TRIES addresses from the top are tried. It refuses,
+with the fix, when none is free or the pinned one is outside the subnet or in an exclude.
+
+verify_perftest_result parses ib_write_bw's report: the table after the line of dashes,
+
+     #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]
+     65536      5000             0.31               0.31               0.000599
+
+(the bandwidth unit is in the heading: Gb/sec with --report_gbits, MB/sec without).
+verify_network_status_ip reads the address Multus gave a pod's interface from the pod's
+k8s.v1.cni.cncf.io/network-status annotation.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+
+from ansible.errors import AnsibleFilterError
+
+TERMINAL = ('Succeeded', 'Completed', 'Failed')
+TRIES = 256
+HEADING = re.compile(r'^\s*#bytes\s+#iterations\s+BW peak\[(?P<unit>[^\]]+)\]\s+BW average\[(?P<unit2>[^\]]+)\]'
+                     r'\s+MsgRate\[(?P<rate_unit>[^\]]+)\]')
+ROW = re.compile(r'^\s*(?P<bytes>\d+)\s+(?P<iterations>\d+)\s+(?P<peak>[\d.]+)\s+(?P<average>[\d.]+)'
+                 r'\s+(?P<rate>[\d.]+)\s*$')
+NETWORK_STATUS = 'k8s.v1.cni.cncf.io/network-status'
+
+
+def _json(text, what):
+    try:
+        return json.loads(text or '[]')
+    except ValueError as exc:
+        raise AnsibleFilterError('%s is not JSON: %s' % (what, exc)) from exc
+
+
+def in_range(address, network):
+    """Whether address lies in network's cidr and outside each of its excludes."""
+    try:
+        address = ipaddress.ip_address(str(address).split('/')[0])
+        return (address in ipaddress.ip_network(str(network.get('cidr')), strict=False)
+                and not any(address in ipaddress.ip_network(str(item), strict=False)
+                            for item in network.get('excludes') or []))
+    except ValueError:
+        return False
+
+
+def verify_rdma_links(output):
+    """`rdma -j link show` as [{device, port, state, netdev}] (netdev '' when the link has none)."""
+    return [{'device': str(link.get('ifname', '?')).split('/')[0], 'port': link.get('port', '?'),
+             'state': link.get('state', '?'), 'netdev': link.get('netdev', '')}
+            for link in _json(output, 'rdma -j link show')]
+
+
+def verify_rdma_device(output, interface):
+    """The RDMA device whose link rides on the network interface, '' when none does."""
+    return next((link['device'] for link in verify_rdma_links(output) if link['netdev'] == interface and interface), '')
+
+
+def verify_rdma_device_seen(output, ib_devices):
+    """The RDMA device row: an ACTIVE link, and /sys/class/infiniband not empty."""
+    links = verify_rdma_links(output)
+    seen = ', '.join(' '.join(('%(device)s/%(port)s %(state)s %(netdev)s' % link).split()) for link in links)
+    return {'observed': 'rdma link: %s; /sys/class/infiniband: %s' % (seen or 'none', ', '.join(ib_devices) or 'empty'),
+            'ok': any(link['state'] == 'ACTIVE' for link in links) and bool(ib_devices)}
+
+
+# Measured on the lab (Debian 12, kernel 6.1.0-50-amd64): a macvlan on eth1 moved into its
+# own network namespace (10.247.209.250, GID index 2 of rxe0), from there
+# `ibv_rc_pingpong -d rxe0 -g 2 -n 5 10.247.208.10` to vipu1's rxe1 prints "Failed status
+# local QP operation error (2) for wr_id 2" and "parse WC failed 2", after both ends
+# exchanged their addresses over IP; from the host namespace (GID 1) the same tool passes.
+SOFT_ROCE = ('Soft-RoCE cannot carry it: measured on the lab (Debian 12, kernel 6.1), RC traffic from a macvlan\'s '
+             'GID in another network namespace fails with "Failed status local QP operation error (2)" after the '
+             'address exchange over IP passed, while the same verbs from the host namespace pass; ConnectX NICs '
+             'carry it (the cluster check "RDMA traffic between two pods", -e verify_rdma_perftest=true, proves it '
+             'at a site)')
+POD_TO_POD = 'proven pod to pod by the cluster check "RDMA traffic between two pods" (-e verify_rdma_perftest=true)'
+
+
+def verify_container_rdma_traffic_seen(rdma, links, soft_roce):
+    """Why pod RDMA traffic from net1 is not measured on the node: {skip: reason}.
+
+    rdma: the derived RDMA network ({} when none); links: `rdma -j link show`;
+    soft_roce: whether the device on the derived interface is Soft-RoCE.
+    """
+    if not rdma:
+        return {'skip': 'skipped: no derived RDMA network'}
+    where = (verify_rdma_device(links, rdma['interface']) or 'none', rdma['interface'])
+    if soft_roce:
+        return {'skip': 'skipped: %s is Soft-RoCE on %s. %s' % (where + (SOFT_ROCE,))}
+    return {'skip': 'skipped on the node (%s on %s): %s' % (where + (POD_TO_POD,))}
+
+
+def verify_memlock_seen(show, limits, unit):
+    """Both memlock rows from `systemctl show -p LimitMEMLOCK -p MainPID` and /proc/<pid>/limits."""
+    properties = dict(line.split('=', 1) for line in str(show or '').splitlines() if '=' in line)
+    pid = properties.get('MainPID', '0').strip() or '0'
+    found = re.search(r'^Max locked memory\s+(\S+)\s+(\S+)', str(limits or ''), re.MULTILINE)
+    soft, hard = found.groups() if found else ('?', '?')
+    memlock = properties.get('LimitMEMLOCK', '').strip()
+    return {'systemd': {'observed': memlock, 'ok': memlock == 'infinity'},
+            'process': {'observed': ('soft %s, hard %s (pid %s)' % (soft, hard, pid)) if pid != '0'
+                        else '%s is not running (MainPID 0)' % unit,
+                        'ok': (soft, hard) == ('unlimited', 'unlimited')}}
+
+
+def verify_net1_seen(output, network, user):
+    """The pod container's net1 row from `ip -j -4 addr show dev net1` run in it."""
+    link = (_json(output, 'ip -j addr') or [{}])[0]
+    inet = next(iter(link.get('addr_info') or []), {})
+    address = inet.get('local', '')
+    return {'expected': 'net1 in %s outside %s, mtu %s' % (network['cidr'], ','.join(network['excludes']),
+                                                           network['mtu']),
+            'observed': 'net1 %s/%s mtu %s, uid %s, IPAM stand-in: static (Whereabouts/NVIDIA IPAM need the cluster)'
+                        % (address, inet.get('prefixlen', '?'), link.get('mtu', '?'), user),
+            'ok': bool(address) and in_range(address, network) and str(link.get('mtu')) == str(network['mtu'])}
+
+
+def verify_test_pod_seen(addresses, routes, identity, network, rdma_interface, cluster_interface, user):
+    """The test pod's address, routes and memlock rows from `ip -j addr`, `ip -j route` and
+    'uid N, ulimit -l X', each run in the pod; network is the derived {cidr, excludes}."""
+    links = _json(addresses, 'ip -j addr')
+    routes = _json(routes, 'ip -j route')
+    cidr = network.get('cidr', '?')
+    inet = next((info['local'] for link in links if link.get('ifname') == rdma_interface
+                 for info in link.get('addr_info') or [] if info.get('family') == 'inet'), '')
+
+    def devices(destination):
+        return sorted({route.get('dev', '?') for route in routes if route.get('dst') == destination})
+
+    identity = str(identity or '').strip()
+    return {
+        'address': {'expected': 'inet in %s, outside %s' % (cidr, ','.join(network.get('excludes') or [])),
+                    'observed': '%s %s' % (rdma_interface, inet) if inet else 'no IPv4 address on %s (interfaces: %s)'
+                                % (rdma_interface, ', '.join(link.get('ifname', '?') for link in links)),
+                    'ok': bool(inet) and bool(network) and in_range(inet, network)},
+        'routes': {'expected': '%s dev %s, default dev %s' % (cidr, rdma_interface, cluster_interface),
+                   'observed': ', '.join('%s dev %s' % (route.get('dst'), route.get('dev', '?')) for route in routes),
+                   'ok': devices(cidr) == [rdma_interface] and devices('default') == [cluster_interface]},
+        'memlock': {'observed': identity, 'ok': identity == 'uid %s, ulimit -l unlimited' % user},
+    }
+
+
+def node_name(host, hostvars):
+    """The Kubernetes name of an inventory host: ipu_k8s_node_name, default the host's name."""
+    host_vars = hostvars[host] if host in hostvars else {}
+    return str(host_vars['ipu_k8s_node_name'] if 'ipu_k8s_node_name' in host_vars else host)
+
+
+def verify_perftest_nodes(pinned, ipu_hosts, hostvars):
+    """The bandwidth check's server and client node: the pinned list as given, else the
+    Kubernetes names of the first two IPU nodes."""
+    return [str(name) for name in pinned] if pinned else [node_name(host, hostvars) for host in list(ipu_hosts or [])[:2]]
+
+
+def verify_nodes_seen(nodes, cluster_hosts, ipu_hosts, hostvars, resource):
+    """The nodes Ready row, and one row per IPU node for the resource it has allocatable.
+
+    nodes: the Node objects; cluster_hosts, ipu_hosts: the inventory's k8s_cluster and
+    ipu_nodes hosts.
+    """
+    ready, allocatable = {}, {}
+    for node in nodes or []:
+        name = node['metadata']['name']
+        status = node.get('status') or {}
+        condition = next((c for c in status.get('conditions') or [] if c.get('type') == 'Ready'), {})
+        ready[name] = 'Ready' if condition.get('status') == 'True' else 'NotReady'
+        allocatable[name] = status.get('allocatable') or {}
+    rows = []
+    for host in ipu_hosts or []:
+        name = node_name(host, hostvars)
+        amount = str(allocatable.get(name, {}).get(resource, '0'))
+        rows.append({'host': host, 'ok': amount.isdigit() and int(amount) > 0,
+                     'observed': '%s on node %s' % (amount, name) if name in allocatable else 'no node named %s' % name})
+    return {'ready': {'expected': '%d nodes, all Ready' % len(cluster_hosts or []),
+                      'observed': ', '.join('%s=%s' % item for item in ready.items()) or 'no nodes',
+                      'ok': len(ready) >= len(cluster_hosts or []) and set(ready.values()) <= {'Ready'}},
+            'resource': rows}
+
+
+def verify_ipujob_done(ipujobs):
+    """The terminal conditions (Succeeded, Completed, Failed) that are True on the IPUJobs."""
+    return list(dict.fromkeys(condition['type'] for job in ipujobs or []
+                              for condition in (job.get('status') or {}).get('conditions') or []
+                              if condition.get('status') == 'True' and condition.get('type') in TERMINAL))
+
+
+def verify_macvlan_seen(comparison, rdma, macvlans, error, name):
+    """The "<network> matches the node" row: comparison (filter rdma_network_comparison of
+    the derived network with the applied one), or why there is nothing to compare."""
+    if not rdma:
+        return {'observed': 'no derived RDMA network to compare (see the RDMA network derived row)', 'ok': False}
+    if error:
+        return {'observed': 'reading the applied network %s failed: %s' % (name, error), 'ok': False}
+    if not macvlans:
+        return {'observed': "neither MacvlanNetwork %s nor a NetworkAttachmentDefinition without config and this "
+                            "node's CNI file found: run playbooks/rdma_network.yml" % name, 'ok': False}
+    return {'expected': comparison['expected'], 'observed': comparison['observed'],
+            'ok': comparison['status'] == 'PASS'}
+
+
+def verify_nad_config_seen(macvlans, nads, name, namespace):
+    """Whether a NetworkAttachmentDefinition's spec.config overrides the nodes' CNI files."""
+    if macvlans:
+        return {'observed': 'MacvlanNetwork %s renders it (one IPU-POD)' % name}
+    if not nads:
+        return {'observed': 'no NetworkAttachmentDefinition %s/%s: run playbooks/rdma_network.yml' % (namespace, name),
+                'ok': False}
+    if (nads[0].get('spec') or {}).get('config'):
+        return {'observed': "spec.config is set: Multus uses it on every node instead of each node's own CNI file; "
+                            'run playbooks/rdma_network.yml, which replaces it', 'ok': False}
+    return {'observed': 'no spec.config'}
+
+
+def verify_datapath_address(cidr, excludes=(), taken=(), pinned=''):
+    """The probe's address as a string."""
+    try:
+        network = ipaddress.ip_network(str(cidr), strict=False)
+        excluded = [ipaddress.ip_network(str(item), strict=False) for item in excludes or []]
+    except ValueError as exc:
+        raise AnsibleFilterError('verify_datapath_address: %s' % exc) from exc
+    used = set()
+    for item in taken or []:
+        try:
+            used.add(ipaddress.ip_address(str(item).split('/')[0]))
+        except ValueError:
+            continue  # not an address (a neighbour entry without one): nothing to avoid
+    if pinned:
+        try:
+            address = ipaddress.ip_address(str(pinned).strip())
+        except ValueError:
+            address = None
+        if address is not None and address in network and not any(address in item for item in excluded):
+            return str(address)
+    else:
+        for value in range(int(network.broadcast_address) - 1,
+                           max(int(network.broadcast_address) - TRIES - 1, int(network.network_address)), -1):
+            candidate = ipaddress.ip_address(value)
+            if candidate not in used and not any(candidate in item for item in excluded):
+                return str(candidate)
+    raise AnsibleFilterError('No usable probe address in %s outside %s (got %r). Set verify_datapath_address to a '
+                             'free address of that range.' % (cidr, ','.join(map(str, excludes or [])),
+                                                              str(pinned or '').strip()))
+
+
+def verify_perftest_result(output):
+    """The first result row of an ib_write_bw (or ib_read_bw, ib_send_bw) report.
+
+    Returns {bytes, iterations, bw_peak, bw_average, bw_unit, msg_rate, msg_rate_unit};
+    refuses output without a result row (the run failed: its last lines say why).
+    """
+    lines = str(output or '').splitlines()
+    for index, line in enumerate(lines):
+        heading = HEADING.match(line)
+        if not heading:
+            continue
+        for row_line in lines[index + 1:]:
+            row = ROW.match(row_line)
+            if row:
+                return {
+                    'bytes': int(row['bytes']),
+                    'iterations': int(row['iterations']),
+                    'bw_peak': float(row['peak']),
+                    'bw_average': float(row['average']),
+                    'bw_unit': heading['unit2'],
+                    'msg_rate': float(row['rate']),
+                    'msg_rate_unit': heading['rate_unit'],
+                }
+    tail = ' | '.join(line.strip() for line in lines[-5:] if line.strip()) or 'no output'
+    raise AnsibleFilterError('no ib_write_bw result row (#bytes #iterations BW peak ...) in the output: %s' % tail)
+
+
+def verify_network_status_ip(annotations, interface):
+    """The first address Multus reported for the pod's interface, '' when none."""
+    networks = _json((annotations or {}).get(NETWORK_STATUS), NETWORK_STATUS)
+    for network in networks if isinstance(networks, list) else []:
+        if isinstance(network, dict) and network.get('interface') == interface and network.get('ips'):
+            return str(network['ips'][0])
+    return ''
+
+
+class FilterModule:
+    """Readers of what verify's checks saw."""
+
+    def filters(self):
+        return {
+            'verify_datapath_address': verify_datapath_address,
+            'verify_perftest_result': verify_perftest_result,
+            'verify_network_status_ip': verify_network_status_ip,
+            'verify_rdma_device': verify_rdma_device,
+            'verify_rdma_device_seen': verify_rdma_device_seen,
+            'verify_container_rdma_traffic_seen': verify_container_rdma_traffic_seen,
+            'verify_memlock_seen': verify_memlock_seen,
+            'verify_net1_seen': verify_net1_seen,
+            'verify_test_pod_seen': verify_test_pod_seen,
+            'verify_nodes_seen': verify_nodes_seen,
+            'verify_perftest_nodes': verify_perftest_nodes,
+            'verify_ipujob_done': verify_ipujob_done,
+            'verify_macvlan_seen': verify_macvlan_seen,
+            'verify_nad_config_seen': verify_nad_config_seen,
+        }

@@ -1,0 +1,242 @@
+"""What verify's checks read, as rows' observations (filter_plugins/verify_observe.py).
+
+Inputs are the tools' own output formats: `rdma -j link show` (iproute2 rdma/link.c:
+ifindex, ifname, port, state, physical_state, netdev), `ip -j addr` and `ip -j route`,
+`systemctl show`, /proc/<pid>/limits, and Kubernetes Node and IPUJob objects. Every
+expected value is written out by hand.
+"""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location('verify_observe', ROOT / 'filter_plugins' / 'verify_observe.py')
+observe = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(observe)
+
+# The lab's node: rxe0 on eth1 (Soft-RoCE), plus a second NIC that is down.
+LINKS = json.dumps([
+    {'ifindex': 0, 'ifname': 'rxe0', 'port': 1, 'state': 'ACTIVE', 'physical_state': 'LINK_UP', 'netdev': 'eth1',
+     'netdev_index': 3},
+    {'ifindex': 1, 'ifname': 'mlx5_1', 'port': 1, 'state': 'DOWN', 'physical_state': 'DISABLED', 'netdev': 'ens2f1',
+     'netdev_index': 5},
+])
+NETWORK = {'interface': 'eth1', 'cidr': '10.247.208.0/23', 'excludes': ['10.247.208.0/25', '10.247.209.200/32'],
+           'mtu': 9000, 'prefix': 23}
+
+
+def test_the_rdma_device_row_lists_each_link_and_the_sysfs_devices():
+    assert observe.verify_rdma_device_seen(LINKS, ['rxe0', 'mlx5_1']) == {
+        'observed': 'rdma link: rxe0/1 ACTIVE eth1, mlx5_1/1 DOWN ens2f1; /sys/class/infiniband: rxe0, mlx5_1',
+        'ok': True}
+
+
+@pytest.mark.parametrize('links, devices, observed', [
+    ('[]', [], 'rdma link: none; /sys/class/infiniband: empty'),
+    (json.dumps([{'ifname': 'mlx5_1', 'port': 1, 'state': 'DOWN', 'netdev': 'ens2f1'}]), ['mlx5_1'],
+     'rdma link: mlx5_1/1 DOWN ens2f1; /sys/class/infiniband: mlx5_1'),
+    (LINKS, [], 'rdma link: rxe0/1 ACTIVE eth1, mlx5_1/1 DOWN ens2f1; /sys/class/infiniband: empty'),
+])
+def test_no_active_link_or_an_empty_sysfs_fails_the_rdma_device_row(links, devices, observed):
+    assert observe.verify_rdma_device_seen(links, devices) == {'observed': observed, 'ok': False}
+
+
+def test_the_device_of_an_interface_is_the_link_whose_netdev_it_is():
+    assert observe.verify_rdma_device(LINKS, 'eth1') == 'rxe0'
+    assert observe.verify_rdma_device(LINKS, 'ens2f1') == 'mlx5_1'
+    assert observe.verify_rdma_device(LINKS, 'eth0') == ''
+    # a link without a network device (InfiniBand) is no interface's
+    assert observe.verify_rdma_device(json.dumps([{'ifname': 'mlx5_0', 'port': 1, 'state': 'ACTIVE'}]), '') == ''
+
+
+def test_output_that_is_not_json_is_refused_naming_the_command():
+    with pytest.raises(AnsibleFilterError, match='rdma -j link show is not JSON'):
+        observe.verify_rdma_device('link rxe0/1 state ACTIVE', 'eth1')
+
+
+def test_pod_rdma_traffic_is_skipped_with_why_soft_roce_or_the_cluster_check():
+    soft = observe.verify_container_rdma_traffic_seen(NETWORK, LINKS, True)['skip']
+    assert soft.startswith('skipped: rxe0 is Soft-RoCE on eth1. Soft-RoCE cannot carry it: measured on the lab')
+    assert 'Failed status local QP operation error (2)' in soft
+    assert observe.verify_container_rdma_traffic_seen(dict(NETWORK, interface='ens2f1'), LINKS, False) == {
+        'skip': 'skipped on the node (mlx5_1 on ens2f1): proven pod to pod by the cluster check "RDMA traffic '
+                'between two pods" (-e verify_rdma_perftest=true)'}
+    assert observe.verify_container_rdma_traffic_seen({}, LINKS, False) == {'skip': 'skipped: no derived RDMA network'}
+
+
+LIMITS = """Limit                     Soft Limit           Hard Limit           Units
+Max processes             unlimited            unlimited            processes
+Max locked memory         {soft:<20} {hard:<20} bytes
+Max address space         unlimited            unlimited            bytes
+"""
+
+
+def test_memlock_unlimited_in_systemd_and_in_the_process_passes_both_rows():
+    seen = observe.verify_memlock_seen('LimitMEMLOCK=infinity\nMainPID=812\n',
+                                       LIMITS.format(soft='unlimited', hard='unlimited'), 'containerd.service')
+    assert seen == {'systemd': {'observed': 'infinity', 'ok': True},
+                    'process': {'observed': 'soft unlimited, hard unlimited (pid 812)', 'ok': True}}
+
+
+def test_a_drop_in_not_yet_applied_fails_only_the_process_row():
+    seen = observe.verify_memlock_seen('LimitMEMLOCK=infinity\nMainPID=812\n',
+                                       LIMITS.format(soft='8388608', hard='8388608'), 'containerd.service')
+    assert seen == {'systemd': {'observed': 'infinity', 'ok': True},
+                    'process': {'observed': 'soft 8388608, hard 8388608 (pid 812)', 'ok': False}}
+
+
+def test_a_stopped_containerd_fails_the_process_row_naming_the_unit():
+    seen = observe.verify_memlock_seen('LimitMEMLOCK=8388608\nMainPID=0\n', '', 'k3s.service')
+    assert seen == {'systemd': {'observed': '8388608', 'ok': False},
+                    'process': {'observed': 'k3s.service is not running (MainPID 0)', 'ok': False}}
+
+
+def addr(ifname, address, prefixlen=23, mtu=9000):
+    return {'ifindex': 2, 'ifname': ifname, 'mtu': mtu, 'operstate': 'UP',
+            'addr_info': [{'family': 'inet', 'local': address, 'prefixlen': prefixlen, 'scope': 'global'}]}
+
+
+def test_net1_in_the_range_with_the_mtu_passes():
+    seen = observe.verify_net1_seen(json.dumps([addr('net1', '10.247.209.254')]), NETWORK, 1000)
+    assert seen == {
+        'expected': 'net1 in 10.247.208.0/23 outside 10.247.208.0/25,10.247.209.200/32, mtu 9000',
+        'observed': 'net1 10.247.209.254/23 mtu 9000, uid 1000, IPAM stand-in: static (Whereabouts/NVIDIA IPAM '
+                    'need the cluster)',
+        'ok': True}
+
+
+@pytest.mark.parametrize('link', [
+    addr('net1', '10.247.208.20'),  # in the excluded first /25
+    addr('net1', '10.247.209.200'),  # the node's own address, excluded
+    addr('net1', '10.247.210.1'),  # outside the subnet
+    addr('net1', '10.247.209.254', mtu=1500),
+    {'ifname': 'net1', 'mtu': 9000, 'addr_info': []},
+])
+def test_net1_outside_the_range_or_with_another_mtu_fails(link):
+    assert observe.verify_net1_seen(json.dumps([link]), NETWORK, 1000)['ok'] is False
+
+
+POD_ADDR = json.dumps([addr('lo', '127.0.0.1', 8, 65536), addr('eth0', '192.168.12.7', 32, 1450),
+                       addr('net1', '10.247.209.130')])
+POD_ROUTES = json.dumps([{'dst': 'default', 'gateway': '169.254.1.1', 'dev': 'eth0'},
+                         {'dst': '10.247.208.0/23', 'dev': 'net1', 'protocol': 'kernel', 'prefsrc': '10.247.209.130'},
+                         {'dst': '169.254.1.1', 'dev': 'eth0', 'scope': 'link'}])
+
+
+def test_a_good_test_pod_passes_address_routes_and_memlock():
+    seen = observe.verify_test_pod_seen(POD_ADDR, POD_ROUTES, 'uid 1000, ulimit -l unlimited\n', NETWORK,
+                                        'net1', 'eth0', 1000)
+    assert seen == {
+        'address': {'expected': 'inet in 10.247.208.0/23, outside 10.247.208.0/25,10.247.209.200/32',
+                    'observed': 'net1 10.247.209.130', 'ok': True},
+        'routes': {'expected': '10.247.208.0/23 dev net1, default dev eth0',
+                   'observed': 'default dev eth0, 10.247.208.0/23 dev net1, 169.254.1.1 dev eth0', 'ok': True},
+        'memlock': {'observed': 'uid 1000, ulimit -l unlimited', 'ok': True}}
+
+
+def test_a_test_pod_without_net1_whose_default_route_left_eth0_and_with_a_limit_fails_each_row():
+    routes = json.dumps([{'dst': 'default', 'dev': 'net1'}, {'dst': '10.247.208.0/23', 'dev': 'net1'}])
+    seen = observe.verify_test_pod_seen(json.dumps([addr('lo', '127.0.0.1', 8), addr('eth0', '192.168.12.7', 32)]),
+                                        routes, 'uid 1000, ulimit -l 8192', NETWORK, 'net1', 'eth0', 1000)
+    assert seen['address']['observed'] == 'no IPv4 address on net1 (interfaces: lo, eth0)'
+    assert [seen[row]['ok'] for row in ('address', 'routes', 'memlock')] == [False, False, False]
+
+
+def test_a_test_pod_address_in_the_excludes_fails_and_root_fails_memlock():
+    seen = observe.verify_test_pod_seen(json.dumps([addr('net1', '10.247.208.9')]), POD_ROUTES,
+                                        'uid 0, ulimit -l unlimited', NETWORK, 'net1', 'eth0', 1000)
+    assert (seen['address']['ok'], seen['memlock']['ok']) == (False, False)
+
+
+def test_without_a_derived_network_the_address_cannot_pass():
+    seen = observe.verify_test_pod_seen(POD_ADDR, POD_ROUTES, 'uid 1000, ulimit -l unlimited', {}, 'net1', 'eth0',
+                                        1000)
+    assert seen['address'] == {'expected': 'inet in ?, outside ', 'observed': 'net1 10.247.209.130', 'ok': False}
+    assert seen['routes']['ok'] is False
+
+
+def node(name, ready='True', rdma=None):
+    status = {'conditions': [{'type': 'MemoryPressure', 'status': 'False'}, {'type': 'Ready', 'status': ready}],
+              'allocatable': {'cpu': '8'}}
+    if rdma is not None:
+        status['allocatable']['rdma/rdma_shared_device_a'] = rdma
+    return {'metadata': {'name': name}, 'status': status}
+
+
+def test_every_node_ready_and_the_resource_on_each_ipu_node_passes():
+    seen = observe.verify_nodes_seen([node('cp1'), node('node-a', rdma='63'), node('ipu-b', rdma='1')],
+                                     ['cp1', 'ipu-a', 'ipu-b'], ['ipu-a', 'ipu-b'],
+                                     {'ipu-a': {'ipu_k8s_node_name': 'node-a'}, 'ipu-b': {}},
+                                     'rdma/rdma_shared_device_a')
+    assert seen == {'ready': {'expected': '3 nodes, all Ready', 'observed': 'cp1=Ready, node-a=Ready, ipu-b=Ready',
+                              'ok': True},
+                    'resource': [{'host': 'ipu-a', 'ok': True, 'observed': '63 on node node-a'},
+                                 {'host': 'ipu-b', 'ok': True, 'observed': '1 on node ipu-b'}]}
+
+
+def test_a_missing_or_unready_node_and_a_node_without_the_resource_fail():
+    seen = observe.verify_nodes_seen([node('cp1', ready='Unknown'), node('ipu-a', rdma='0')],
+                                     ['cp1', 'ipu-a', 'ipu-b'], ['ipu-a', 'ipu-b'], {}, 'rdma/rdma_shared_device_a')
+    assert seen['ready'] == {'expected': '3 nodes, all Ready', 'observed': 'cp1=NotReady, ipu-a=Ready', 'ok': False}
+    assert seen['resource'] == [{'host': 'ipu-a', 'ok': False, 'observed': '0 on node ipu-a'},
+                                {'host': 'ipu-b', 'ok': False, 'observed': 'no node named ipu-b'}]
+    assert observe.verify_nodes_seen([], ['cp1'], [], {}, 'x')['ready']['observed'] == 'no nodes'
+
+
+def test_one_unready_node_among_all_of_them_fails_the_ready_row():
+    seen = observe.verify_nodes_seen([node('cp1'), node('ipu-a', ready='False')], ['cp1', 'ipu-a'], [], {}, 'x')
+    assert seen['ready'] == {'expected': '2 nodes, all Ready', 'observed': 'cp1=Ready, ipu-a=NotReady', 'ok': False}
+
+
+def test_the_bandwidth_nodes_are_the_pinned_pair_or_the_first_two_ipu_nodes_by_their_kubernetes_names():
+    hostvars = {'ipu-a': {'ipu_k8s_node_name': 'node-a'}, 'ipu-b': {}, 'ipu-c': {}}
+    assert observe.verify_perftest_nodes([], ['ipu-a', 'ipu-b', 'ipu-c'], hostvars) == ['node-a', 'ipu-b']
+    assert observe.verify_perftest_nodes(['n2', 'n1'], ['ipu-a', 'ipu-b'], hostvars) == ['n2', 'n1']
+    assert observe.verify_perftest_nodes([], ['ipu-a'], hostvars) == ['node-a']
+    assert observe.verify_perftest_nodes(None, ['ipu-a', 'ipu-z'], {'ipu-a': {}}) == ['ipu-a', 'ipu-z']
+
+
+def test_an_ipujob_is_done_when_a_terminal_condition_is_true():
+    job = {'status': {'conditions': [{'type': 'Created', 'status': 'True'}, {'type': 'Running', 'status': 'False'},
+                                     {'type': 'Succeeded', 'status': 'True'}, {'type': 'Failed', 'status': 'False'}]}}
+    assert observe.verify_ipujob_done([job]) == ['Succeeded']
+    assert observe.verify_ipujob_done([{'status': {'conditions': [{'type': 'Running', 'status': 'True'}]}}, {}]) == []
+    assert observe.verify_ipujob_done([]) == []
+
+
+def test_the_nad_config_row():
+    name, namespace = 'rdma-net', 'default'
+    assert observe.verify_nad_config_seen([{'kind': 'MacvlanNetwork'}], [{'spec': {'config': '{}'}}], name,
+                                          namespace) == {'observed': 'MacvlanNetwork rdma-net renders it (one IPU-POD)'}
+    assert observe.verify_nad_config_seen([], [{'spec': {}}], name, namespace) == {'observed': 'no spec.config'}
+    assert observe.verify_nad_config_seen([], [], name, namespace) == {
+        'observed': 'no NetworkAttachmentDefinition default/rdma-net: run playbooks/rdma_network.yml', 'ok': False}
+    assert observe.verify_nad_config_seen([], [{'spec': {'config': '{"cniVersion": "0.3.1"}'}}], name,
+                                          namespace)['ok'] is False
+
+
+COMPARISON = {'ipam': 'whereabouts', 'expected': 'master=eth1 range=10.247.208.0/23 exclude=10.247.208.0/25 mtu<=9000',
+              'observed': 'master=eth1 range=10.247.208.0/23 exclude=10.247.208.0/25 mtu=9000', 'status': 'PASS'}
+
+
+def test_the_macvlan_row_is_the_comparison_when_both_sides_are_there():
+    assert observe.verify_macvlan_seen(COMPARISON, NETWORK, [{'kind': 'MacvlanNetwork'}], '', 'rdma-net') == {
+        'expected': 'master=eth1 range=10.247.208.0/23 exclude=10.247.208.0/25 mtu<=9000',
+        'observed': 'master=eth1 range=10.247.208.0/23 exclude=10.247.208.0/25 mtu=9000', 'ok': True}
+    failed = dict(COMPARISON, status='FAIL')
+    assert observe.verify_macvlan_seen(failed, NETWORK, [{'kind': 'MacvlanNetwork'}], '', 'rdma-net')['ok'] is False
+
+
+@pytest.mark.parametrize('rdma, macvlans, error, observed', [
+    ({}, [{}], '', 'no derived RDMA network to compare (see the RDMA network derived row)'),
+    (NETWORK, [], 'Forbidden', 'reading the applied network rdma-net failed: Forbidden'),
+    (NETWORK, [], '', "neither MacvlanNetwork rdma-net nor a NetworkAttachmentDefinition without config and this "
+                      "node's CNI file found: run playbooks/rdma_network.yml"),
+])
+def test_the_macvlan_row_fails_saying_why_there_is_nothing_to_compare(rdma, macvlans, error, observed):
+    assert observe.verify_macvlan_seen(COMPARISON, rdma, macvlans, error, 'rdma-net') == {'observed': observed,
+                                                                                          'ok': False}
