@@ -1,7 +1,7 @@
 """pytest plugin of scripts/mutation: every file of the Python core runs under one module
 name, its repository path with dots (module_utils/ipu_k8s_gpg.py is
-`module_utils.ipu_k8s_gpg`, roles/reset/filter_plugins/reset_netfilter.py is
-`roles.reset.filter_plugins.reset_netfilter`), which is the name mutmut gives its mutants.
+`module_utils.ipu_k8s_gpg`, filter_plugins/reset_netfilter.py is
+`filter_plugins.reset_netfilter`), which is the name mutmut gives its mutants.
 
 mutmut switches a mutant on when the running function's module name is the mutant's, and
 the tests load these files under other names: a module_utils file as its bare name (the

@@ -72,9 +72,8 @@ def role_variables(role, overrides=None):
 
 
 def _templar(role, overrides):
-    # The filters a play of the role has: the shared role's (a dependency of every role) and its own.
-    add_all_plugin_dirs(str(ROLES / 'ipu_k8s'))
-    add_all_plugin_dirs(str(ROLES / role))
+    # The filters a play of the role has: the project's filter_plugins/.
+    add_all_plugin_dirs(str(ROOT))
     loader = DataLoader()
     loader.set_basedir(str(ROLES / role))
     return Templar(loader=loader, variables=role_variables(role, overrides))

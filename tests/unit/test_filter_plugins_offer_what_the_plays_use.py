@@ -14,10 +14,10 @@ sys.path.insert(0, str(ROOT / 'module_utils'))   # the controller-side plugins i
 
 PLUGINS = ['filter_plugins/helm_release.py', 'filter_plugins/ipu_operator_webhook_cert.py',
            'filter_plugins/pod_diagnosis.py', 'filter_plugins/rdma_network_check.py',
-           'filter_plugins/rdma_shared_device_plugin.py', 'roles/ipu_k8s/filter_plugins/ipu_k8s_checks.py',
-           'roles/ipu_k8s/filter_plugins/ipu_k8s_client.py', 'roles/kubeadm/filter_plugins/kubeadm_join.py',
-           'roles/kubernetes_packages/filter_plugins/kubernetes_packages.py',
-           'roles/reset/filter_plugins/reset_netfilter.py']
+           'filter_plugins/rdma_shared_device_plugin.py', 'filter_plugins/ipu_k8s_checks.py',
+           'filter_plugins/ipu_k8s_client.py', 'filter_plugins/kubeadm_join.py',
+           'filter_plugins/kubernetes_packages.py',
+           'filter_plugins/reset_netfilter.py']
 PLAYS = '\n'.join(path.read_text() for pattern in ('roles/**/*.yml', 'roles/**/*.j2', 'playbooks/**/*.yml', 'site.yml')
                   for path in ROOT.glob(pattern))
 
