@@ -134,3 +134,21 @@ def test_registry_mirror_that_is_not_a_url_is_refused(tmp_path):
     result = run_preflight(tmp_path, {"containerd_registry_hosts": hosts}, skip_tags=["preflight_os"])
     assert result.rc != 0
     assert 'containerd_registry_hosts["docker.io"]' in failed(result) and "an http(s) URL" in failed(result)
+
+
+def test_swap_that_would_not_fit_in_memory_is_refused_with_both_sizes(tmp_path):
+    # A headroom larger than this machine's memory stands in for swap that memory cannot take
+    # back. The sizes in the message are the kernel's: the swap in use is the sum of the Used
+    # column of /proc/swaps (KiB), the memory available MemAvailable of /proc/meminfo.
+    # MemAvailable moves with whatever else runs here: only its range is checked.
+    swaps = Path("/proc/swaps").read_text().splitlines()[1:]
+    swap_used_mib = round(sum(int(line.split()[3]) for line in swaps) / 1024)
+    meminfo = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
+    total_mib = int(meminfo["MemTotal"].split()[0]) // 1024
+    result = run_preflight(tmp_path, {"preflight_swap_headroom_mb": total_mib + 1024}, skip_tags=["preflight_os"])
+    assert result.rc != 0
+    message = failed(result)
+    assert f"localhost has {swap_used_mib} MiB of swap in use but only " in message, message
+    reported = int(message.split(" MiB of memory available")[0].rsplit(" ", 1)[1])
+    assert 0 < reported <= total_mib, (reported, total_mib)
+    assert "turning swap off (the kubelet requires it) would fail" in message
