@@ -1,7 +1,7 @@
 """Preflight refuses bad inventories and variables before any layer changes a node.
 
 Runs the real playbooks/preflight.yml through ansible-runner (failures read from its
-events) against this machine over the local connection. Preflight only reads (facts, /proc/swaps, /proc/meminfo), so it is
+events) against this machine over the local connection. Preflight only reads (facts, /proc/meminfo), so it is
 safe here; the inventory has no ipu_nodes, so no RDMA derivation runs.
 """
 import json
