@@ -1,7 +1,7 @@
 """Preflight refuses bad inventories and variables before any layer changes a node.
 
 Runs the real playbooks/preflight.yml through ansible-runner (failures read from its
-events) against this machine over the local connection. Preflight only reads (facts, /proc/swaps, /proc/meminfo), so it is
+events) against this machine over the local connection. Preflight only reads (facts, /proc/meminfo), so it is
 safe here; the inventory has no ipu_nodes, so no RDMA derivation runs.
 """
 import json
@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from playbook_runner import run_playbook  # noqa: E402
 
 
-def run_preflight(tmp_path, extra_vars=None, groups=None, skip_tags=()):
+def run_preflight(tmp_path, extra_vars=None, groups=None, skip_tags=(), playbook=ROOT / "playbooks" / "preflight.yml"):
     groups = groups or {"control_plane": ["localhost"], "workers": []}
     inventory = {
         "all": {
@@ -36,7 +36,7 @@ def run_preflight(tmp_path, extra_vars=None, groups=None, skip_tags=()):
     inv.write_text(json.dumps(inventory))
     ev = tmp_path / "vars.json"
     ev.write_text(json.dumps(dict(SITE_PINS, **(extra_vars or {}))))
-    return run_playbook(ROOT / "playbooks" / "preflight.yml", inv, tmp_path,
+    return run_playbook(playbook, inv, tmp_path,
                         cmdline=["-e", f"@{ev}", *[f"--skip-tags={t}" for t in skip_tags]], timeout=300)
 
 
@@ -134,3 +134,37 @@ def test_registry_mirror_that_is_not_a_url_is_refused(tmp_path):
     result = run_preflight(tmp_path, {"containerd_registry_hosts": hosts}, skip_tags=["preflight_os"])
     assert result.rc != 0
     assert 'containerd_registry_hosts["docker.io"]' in failed(result) and "an http(s) URL" in failed(result)
+
+
+def test_swap_that_would_not_fit_in_memory_is_refused_with_both_sizes(tmp_path):
+    # A headroom larger than this machine's memory stands in for swap that memory cannot take
+    # back. The sizes in the message are the kernel's: the swap in use is the sum of the Used
+    # column of /proc/swaps (KiB), the memory available MemAvailable of /proc/meminfo.
+    # MemAvailable moves with whatever else runs here: only its range is checked.
+    swaps = Path("/proc/swaps").read_text().splitlines()[1:]
+    swap_used_mib = round(sum(int(line.split()[3]) for line in swaps) / 1024)
+    meminfo = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
+    total_mib = int(meminfo["MemTotal"].split()[0]) // 1024
+    result = run_preflight(tmp_path, {"preflight_swap_headroom_mb": total_mib + 1024}, skip_tags=["preflight_os"])
+    assert result.rc != 0
+    message = failed(result)
+    assert f"localhost has {swap_used_mib} MiB of swap in use but only " in message, message
+    reported = int(message.split(" MiB of memory available")[0].rsplit(" ", 1)[1])
+    assert 0 < reported <= total_mib, (reported, total_mib)
+    assert "turning swap off (the kubelet requires it) would fail" in message
+
+
+def test_facts_preflight_gathers_serve_the_later_plays_of_the_run(tmp_path):
+    # site.yml's later plays gather facts the default way (ansible.cfg: gathering = smart): a
+    # node answers one fact-gathering call per run, preflight's, and not one per play.
+    playbook = tmp_path / "journey.yml"
+    playbook.write_text(json.dumps([
+        {"name": "Preflight", "ansible.builtin.import_playbook": str(ROOT / "playbooks" / "preflight.yml")},
+        {"name": "A later step", "hosts": "k8s_cluster",
+         "tasks": [{"name": "Read a gathered fact", "ansible.builtin.debug": {"var": "ansible_facts.distribution"}}]},
+    ]))
+    result = run_preflight(tmp_path, skip_tags=["preflight_os"], playbook=playbook)
+    assert result.rc == 0, result.stdout
+    gathered = [e for e in result.events if e["event"] == "runner_on_ok"
+                and e["event_data"].get("task_action", "").rsplit(".", 1)[-1] in ("setup", "gather_facts")]
+    assert [e["event_data"]["host"] for e in gathered] == ["localhost"], [e["event_data"].get("task") for e in gathered]
