@@ -50,7 +50,7 @@ def _json(text, what):
 def in_range(address, network):
     """Whether address lies in network's cidr and outside each of its excludes."""
     try:
-        address = ipaddress.ip_address(str(address).split('/')[0])
+        address = ipaddress.ip_address(str(address))
         return (address in ipaddress.ip_network(str(network.get('cidr')), strict=False)
                 and not any(address in ipaddress.ip_network(str(item), strict=False)
                             for item in network.get('excludes') or []))
@@ -60,7 +60,7 @@ def in_range(address, network):
 
 def verify_rdma_links(output):
     """`rdma -j link show` as [{device, port, state, netdev}] (netdev '' when the link has none)."""
-    return [{'device': str(link.get('ifname', '?')).split('/')[0], 'port': link.get('port', '?'),
+    return [{'device': str(link.get('ifname', '?')), 'port': link.get('port', '?'),
              'state': link.get('state', '?'), 'netdev': link.get('netdev', '')}
             for link in _json(output, 'rdma -j link show')]
 
