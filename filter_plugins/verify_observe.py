@@ -107,9 +107,9 @@ def verify_container_rdma_traffic_seen(rdma, links, soft_roce):
 
 def verify_memlock_seen(show, limits, unit):
     """Both memlock rows from `systemctl show -p LimitMEMLOCK -p MainPID` and /proc/<pid>/limits."""
-    properties = dict(line.split('=', 1) for line in str(show or '').splitlines() if '=' in line)
+    properties = dict(line.split('=', 1) for line in str(show).splitlines() if '=' in line)
     pid = properties.get('MainPID', '0').strip() or '0'
-    found = re.search(r'^Max locked memory\s+(\S+)\s+(\S+)', str(limits or ''), re.MULTILINE)
+    found = re.search(r'^Max locked memory\s+(\S+)\s+(\S+)', str(limits), re.MULTILINE)
     soft, hard = found.groups() if found else ('?', '?')
     memlock = properties.get('LimitMEMLOCK', '').strip()
     return {'systemd': {'observed': memlock, 'ok': memlock == 'infinity'},
