@@ -604,7 +604,7 @@ def ipu_operator_chart_problem(settings):
                 'are empty: set ipu_operator_crd_url to the graphcore.ai_ipujobs_*.yaml asset of the matching '
                 'graphcore/helm-charts release, or ipu_operator_crd_local_path to a copy of it on the Ansible control '
                 'node.' % version)
-    checksum = settings['ipu_operator_crd_checksum'] or row.get('crd_sha256', '')
+    checksum = settings['ipu_operator_crd_checksum'] or row.get('crd_sha256')
     if not (isinstance(checksum, str) and SHA256_RE.fullmatch(checksum)):
         return ('Chart %s needs its IPUJob CRD applied first, and ipu_operator_crd_checksum is "%s": set it to the '
                 'CRD file\'s sha256, 64 lowercase hex digits without a "sha256:" prefix (sha256sum '

@@ -50,7 +50,7 @@ def _json(text, what):
 def in_range(address, network):
     """Whether address lies in network's cidr and outside each of its excludes."""
     try:
-        address = ipaddress.ip_address(str(address).split('/')[0])
+        address = ipaddress.ip_address(str(address))
         return (address in ipaddress.ip_network(str(network.get('cidr')), strict=False)
                 and not any(address in ipaddress.ip_network(str(item), strict=False)
                             for item in network.get('excludes') or []))
@@ -60,7 +60,7 @@ def in_range(address, network):
 
 def verify_rdma_links(output):
     """`rdma -j link show` as [{device, port, state, netdev}] (netdev '' when the link has none)."""
-    return [{'device': str(link.get('ifname', '?')).split('/')[0], 'port': link.get('port', '?'),
+    return [{'device': str(link.get('ifname', '?')), 'port': link.get('port', '?'),
              'state': link.get('state', '?'), 'netdev': link.get('netdev', '')}
             for link in _json(output, 'rdma -j link show')]
 
@@ -107,9 +107,9 @@ def verify_container_rdma_traffic_seen(rdma, links, soft_roce):
 
 def verify_memlock_seen(show, limits, unit):
     """Both memlock rows from `systemctl show -p LimitMEMLOCK -p MainPID` and /proc/<pid>/limits."""
-    properties = dict(line.split('=', 1) for line in str(show or '').splitlines() if '=' in line)
+    properties = dict(line.split('=', 1) for line in str(show).splitlines() if '=' in line)
     pid = properties.get('MainPID', '0').strip() or '0'
-    found = re.search(r'^Max locked memory\s+(\S+)\s+(\S+)', str(limits or ''), re.MULTILINE)
+    found = re.search(r'^Max locked memory\s+(\S+)\s+(\S+)', str(limits), re.MULTILINE)
     soft, hard = found.groups() if found else ('?', '?')
     memlock = properties.get('LimitMEMLOCK', '').strip()
     return {'systemd': {'observed': memlock, 'ok': memlock == 'infinity'},

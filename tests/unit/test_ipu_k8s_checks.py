@@ -746,3 +746,28 @@ def test_a_host_whose_node_steps_would_not_run_as_root_is_refused(become_on, bec
         'node-a is reached as ops with ansible_become %s and ansible_become_user %s: the node steps (packages, kernel '
         'modules, sysctls, kubeadm) would not run as root. Remove ansible_become and ansible_become_user for this '
         'host (the playbooks become root), or connect as root.' % (become_on, become_user)]
+
+
+@pytest.mark.parametrize('become_on', [None, '', 'sometimes'])
+def test_an_ansible_become_that_is_no_boolean_does_not_become_root(become_on):
+    # `ansible_become:` left empty in YAML is None; Ansible reads only its true words as true
+    assert become('ops', become_on, 'root') == [
+        'node-a is reached as ops with ansible_become %s and ansible_become_user root: the node steps (packages, '
+        'kernel modules, sysctls, kubeadm) would not run as root. Remove ansible_become and ansible_become_user for '
+        'this host (the playbooks become root), or connect as root.' % become_on]
+
+
+def test_a_chart_row_that_does_not_say_it_ships_the_crd_needs_a_crd_source():
+    assert ipu_operator('2.0.0', charts={'2.0.0': {'archive': 'x.tgz', 'sha256': 'c' * 64}}) == [
+        'Chart 2.0.0 does not ship the IPUJob CRD and ipu_operator_crd_url and ipu_operator_crd_local_path are empty: '
+        'set ipu_operator_crd_url to the graphcore.ai_ipujobs_*.yaml asset of the matching graphcore/helm-charts '
+        'release, or ipu_operator_crd_local_path to a copy of it on the Ansible control node.']
+
+
+@pytest.mark.parametrize('releases', [[], None])
+def test_no_calico_release_tag_and_an_empty_table_give_a_tag_pattern_as_the_example(releases):
+    assert checks.problems({'calico_release': {
+        'calico_version': '', 'calico_releases': releases, 'calico_manifests': ['tigera-operator.yaml'],
+        'calico_manifest_checksums': {}, 'ipu_k8s_kubernetes_minor': '1.33'}}) == [
+        'No Calico release for Kubernetes 1.33 (""). Set calico_version (e.g. vX.Y.Z) to a release whose system '
+        'requirements list this Kubernetes minor, or give its calico_releases row the tested range.']

@@ -240,3 +240,133 @@ def test_the_macvlan_row_is_the_comparison_when_both_sides_are_there():
 def test_the_macvlan_row_fails_saying_why_there_is_nothing_to_compare(rdma, macvlans, error, observed):
     assert observe.verify_macvlan_seen(COMPARISON, rdma, macvlans, error, 'rdma-net') == {'observed': observed,
                                                                                           'ok': False}
+
+
+def test_the_plugin_offers_each_filter_under_its_name():
+    assert observe.FilterModule().filters() == {
+        'verify_datapath_address': observe.verify_datapath_address,
+        'verify_perftest_result': observe.verify_perftest_result,
+        'verify_network_status_ip': observe.verify_network_status_ip,
+        'verify_rdma_device': observe.verify_rdma_device,
+        'verify_rdma_device_seen': observe.verify_rdma_device_seen,
+        'verify_container_rdma_traffic_seen': observe.verify_container_rdma_traffic_seen,
+        'verify_memlock_seen': observe.verify_memlock_seen,
+        'verify_net1_seen': observe.verify_net1_seen,
+        'verify_test_pod_seen': observe.verify_test_pod_seen,
+        'verify_nodes_seen': observe.verify_nodes_seen,
+        'verify_perftest_nodes': observe.verify_perftest_nodes,
+        'verify_ipujob_done': observe.verify_ipujob_done,
+        'verify_macvlan_seen': observe.verify_macvlan_seen,
+        'verify_nad_config_seen': observe.verify_nad_config_seen}
+
+
+def test_a_field_the_rdma_tool_left_out_shows_as_a_question_mark_and_no_netdev_as_nothing():
+    # rdma/link.c prints state and netdev only when the kernel reported them
+    assert observe.verify_rdma_device_seen('[{}]', ['rxe0']) == {
+        'observed': 'rdma link: ?/? ?; /sys/class/infiniband: rxe0', 'ok': False}
+    assert observe.verify_rdma_links(json.dumps([{'ifname': 'mlx5_0', 'port': 1}])) == [
+        {'device': 'mlx5_0', 'port': 1, 'state': '?', 'netdev': ''}]
+
+
+def test_pod_rdma_traffic_skipped_on_an_interface_without_an_rdma_device_says_none():
+    assert observe.verify_container_rdma_traffic_seen(dict(NETWORK, interface='eth7'), LINKS, False) == {
+        'skip': 'skipped on the node (none on eth7): proven pod to pod by the cluster check "RDMA traffic '
+                'between two pods" (-e verify_rdma_perftest=true)'}
+
+
+def test_no_free_probe_address_names_every_exclude():
+    with pytest.raises(AnsibleFilterError) as refusal:
+        observe.verify_datapath_address('192.0.2.0/30', ['192.0.2.1/32', '192.0.2.2/32'])
+    assert refusal.value.message == (
+        "No usable probe address in 192.0.2.0/30 outside 192.0.2.1/32,192.0.2.2/32 (got ''). Set "
+        "verify_datapath_address to a free address of that range.")
+
+
+def test_a_systemctl_value_holding_an_equals_sign_is_read_whole():
+    # systemctl show prints Name=value; a value may itself hold '=' (Environment=...)
+    seen = observe.verify_memlock_seen('Environment=GOGC=50 GODEBUG=madvdontneed=1\nLimitMEMLOCK=infinity\n'
+                                       'MainPID=812\n', LIMITS.format(soft='unlimited', hard='unlimited'),
+                                       'containerd.service')
+    assert seen == {'systemd': {'observed': 'infinity', 'ok': True},
+                    'process': {'observed': 'soft unlimited, hard unlimited (pid 812)', 'ok': True}}
+
+
+@pytest.mark.parametrize('show', ['', None, 'MainPID=\nLimitMEMLOCK=\n'])
+def test_no_systemctl_output_or_empty_values_fail_both_rows_as_not_running(show):
+    assert observe.verify_memlock_seen(show, '', 'containerd.service') == {
+        'systemd': {'observed': '', 'ok': False},
+        'process': {'observed': 'containerd.service is not running (MainPID 0)', 'ok': False}}
+
+
+def test_a_running_process_whose_limits_were_not_read_shows_question_marks():
+    assert observe.verify_memlock_seen('LimitMEMLOCK=infinity\nMainPID=812\n', '', 'containerd.service') == {
+        'systemd': {'observed': 'infinity', 'ok': True},
+        'process': {'observed': 'soft ?, hard ? (pid 812)', 'ok': False}}
+
+
+def test_the_nad_config_row_when_spec_config_is_set():
+    assert observe.verify_nad_config_seen([], [{'spec': {'config': '{"cniVersion": "0.3.1"}'}}], 'rdma-net',
+                                          'default') == {
+        'observed': "spec.config is set: Multus uses it on every node instead of each node's own CNI file; "
+                    'run playbooks/rdma_network.yml, which replaces it', 'ok': False}
+
+
+@pytest.mark.parametrize('output, observed', [
+    ('[{}]', 'net1 /? mtu ?, uid 1000, IPAM stand-in: static (Whereabouts/NVIDIA IPAM need the cluster)'),
+    ('[]', 'net1 /? mtu ?, uid 1000, IPAM stand-in: static (Whereabouts/NVIDIA IPAM need the cluster)'),
+    (json.dumps([{'ifname': 'net1', 'mtu': 9000, 'addr_info': []}]),
+     'net1 /? mtu 9000, uid 1000, IPAM stand-in: static (Whereabouts/NVIDIA IPAM need the cluster)'),
+])
+def test_net1_without_an_address_or_an_mtu_shows_what_is_missing(output, observed):
+    seen = observe.verify_net1_seen(output, NETWORK, 1000)
+    assert (seen['observed'], seen['ok']) == (observed, False)
+
+
+def test_ip_output_that_is_not_json_is_refused_naming_the_command():
+    with pytest.raises(AnsibleFilterError, match=r'^ip -j addr is not JSON'):
+        observe.verify_net1_seen('3: net1@if2: <BROADCAST>', NETWORK, 1000)
+    with pytest.raises(AnsibleFilterError, match=r'^ip -j addr is not JSON'):
+        observe.verify_test_pod_seen('1: lo: <LOOPBACK>', '[]', '', NETWORK, 'net1', 'eth0', 1000)
+    with pytest.raises(AnsibleFilterError, match=r'^ip -j route is not JSON'):
+        observe.verify_test_pod_seen('[]', 'default via 169.254.1.1 dev eth0', '', NETWORK, 'net1', 'eth0', 1000)
+
+
+def test_a_second_default_route_without_a_device_fails_the_routes_row():
+    # `ip route add unreachable default metric 100`: ip -j route prints it without "dev"
+    routes = json.loads(POD_ROUTES) + [{'type': 'unreachable', 'dst': 'default', 'metric': 100, 'flags': []}]
+    seen = observe.verify_test_pod_seen(POD_ADDR, json.dumps(routes), 'uid 1000, ulimit -l unlimited', NETWORK,
+                                        'net1', 'eth0', 1000)
+    assert seen['routes'] == {
+        'expected': '10.247.208.0/23 dev net1, default dev eth0',
+        'observed': 'default dev eth0, 10.247.208.0/23 dev net1, 169.254.1.1 dev eth0, default dev ?', 'ok': False}
+
+
+def test_no_identity_from_the_pod_fails_memlock_with_nothing_observed_and_unnamed_links_show_as_question_marks():
+    seen = observe.verify_test_pod_seen(json.dumps([{}, addr('eth0', '192.168.12.7', 32)]), POD_ROUTES, None,
+                                        NETWORK, 'net1', 'eth0', 1000)
+    assert seen['memlock'] == {'observed': '', 'ok': False}
+    assert seen['address']['observed'] == 'no IPv4 address on net1 (interfaces: ?, eth0)'
+
+
+def test_a_node_without_a_ready_condition_is_not_ready_and_without_the_resource_has_none():
+    bare = {'metadata': {'name': 'ipu-a'}, 'status': {'conditions': [], 'allocatable': {'cpu': '8'}}}
+    seen = observe.verify_nodes_seen([bare], ['ipu-a'], ['ipu-a'], {}, 'rdma/rdma_shared_device_a')
+    assert seen == {'ready': {'expected': '1 nodes, all Ready', 'observed': 'ipu-a=NotReady', 'ok': False},
+                    'resource': [{'host': 'ipu-a', 'ok': False, 'observed': '0 on node ipu-a'}]}
+
+
+@pytest.mark.parametrize('address, ok', [
+    ('10.247.209.254', True),
+    ('10.247.208.100', False),  # in the first /25
+    ('10.247.209.200', False),
+    ('10.247.210.1', False),
+    ('not an address', False),
+    ('', False),
+])
+def test_in_range_reads_a_cidr_and_excludes_written_with_host_bits_as_their_networks(address, ok):
+    network = {'cidr': '10.247.208.9/23', 'excludes': ['10.247.208.3/25', '10.247.209.200/32']}
+    assert observe.in_range(address, network) is ok
+
+
+def test_in_range_without_a_cidr_is_false():
+    assert observe.in_range('10.247.209.254', {}) is False
