@@ -262,14 +262,14 @@ class Probe:
         self.execs = 0
 
     def run(self, step, argv, ok=(0,), **kwargs):
-        rc, out, err = self.module.run_command(argv, **kwargs)
+        rc, out, err = self.module.run_command(argv, expand_user_and_vars=False, **kwargs)
         if rc not in ok:
             raise StepFailed(step, ('%s %s' % (err, out)).strip() or 'exit status %d' % rc)
         return rc, out
 
     def tolerate(self, step, argv, absent):
         """A removal that is done when what it removes is absent (its error says so)."""
-        rc, out, err = self.module.run_command(argv)
+        rc, out, err = self.module.run_command(argv, expand_user_and_vars=False)
         if rc != 0 and absent not in err:
             raise StepFailed(step, ('%s %s' % (err, out)).strip())
 

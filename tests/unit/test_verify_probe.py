@@ -186,6 +186,8 @@ def test_the_datapath_probe_runs_its_steps_between_two_cleanups(run_module):
         'observed': '2 packets transmitted, 2 received from 10.247.208.10, macvlan on eth1 as 10.247.209.253/23',
         'ok': True}}
     assert (result['address'], result['changed']) == ('10.247.209.253', False)
+    # operator values reach each command as they are ($ and ~ not expanded)
+    assert [kwargs.get('expand_user_and_vars') for kwargs in node.kwargs] == [False] * 8
 
 
 def test_no_reply_fails_the_row_and_a_ping_error_names_the_step(run_module):
