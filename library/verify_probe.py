@@ -10,107 +10,67 @@ DOCUMENTATION = r'''
 module: verify_probe
 short_description: Probe a node's RDMA data path from a throwaway network namespace, or from a pod container
 description:
-  - Removes what an interrupted run left (the container and the network namespace named O(netns)), runs the
-    probe's steps, and removes them again whatever happened; the node is left as it was.
-  - The probe's address is the pinned O(address), else the highest address of O(network)'s subnet that is
-    neither its network nor its broadcast address, outside its excludes and not taken (the node, O(target),
-    O(taken), a neighbour the node knows on the RDMA interface); at most 256 addresses from the top are tried.
-  - C(datapath) puts a macvlan named O(link) on the RDMA interface into the namespace, gives it the probe
-    address and pings O(target) from there.
-  - C(container) runs O(image) in containerd's k8s.io namespace (imported from O(image_archive) when missing)
-    as O(user), unprivileged, with each device node of /dev/infiniband and the namespace, in which the
-    macvlan CNI plugin made net1 from O(cni_config) with a static IPAM of the probe address. Inside it reads
-    net1, C(ulimit -l), registers an RDMA memory region of O(memory_region) bytes (ibv_rc_pingpong prints
-    "local address" after ibv_reg_mr of its buffer; it is stopped then) and pings O(target) from net1.
-  - Returns the observations of the check's rows (RV(seen)); a step that fails ends the probe and is named
-    in RV(seen) with its error, beside what was observed before it.
+  - Removes what an interrupted run left (the container and the network namespace O(netns)), runs the probe's
+    steps and removes them again whatever happened. Returns the observations of the check's rows; a failed
+    step ends the probe and is returned, named, with its error, beside what was observed before it.
+  - The probe address is O(address) when usable, else the highest address of the subnet, below its broadcast
+    address, outside its excludes and not taken (the node, O(target), O(taken), a neighbour on the RDMA
+    interface); at most 256 are tried.
+  - C(datapath) pings O(target) from a macvlan O(link) on the RDMA interface, in the namespace.
+  - C(container) runs O(image) (imported from O(image_archive) when missing) in containerd's k8s.io namespace
+    as O(user), unprivileged, with the /dev/infiniband device nodes, in the namespace where the macvlan CNI
+    plugin made net1 from O(cni_config) with a static IPAM; inside it reads net1 and C(ulimit -l), registers
+    an RDMA memory region (ibv_rc_pingpong, stopped once it prints "local address") and pings O(target).
 version_added: "1.0.0"
 author:
   - ipu-k8s maintainers
 options:
   probe:
-    description: Which probe to run.
-    type: str
-    choices: [datapath, container]
-    required: true
+    {description: Which probe to run., type: str, choices: [datapath, container], required: true}
   network:
-    description: The derived RDMA network (the rdma_network_facts module's C(rdma_network) fact).
-    type: dict
-    required: true
+    {description: "The derived RDMA network (fact rdma_network of rdma_network_facts).", type: dict, required: true}
   target:
-    description: Address the probes ping (the node's V-IPU controller).
-    type: str
-    required: true
+    {description: Address the probes ping (the V-IPU controller)., type: str, required: true}
   taken:
-    description: Addresses of the subnet in use elsewhere (the other nodes' RDMA addresses).
-    type: list
-    elements: str
-    default: []
+    {description: Addresses of the subnet in use elsewhere (the other nodes')., type: list, elements: str, default: []}
   address:
-    description: The pinned probe address; empty picks one.
-    type: str
-    default: ""
+    {description: The pinned probe address; empty picks one., type: str, default: ""}
   netns:
-    description: Network namespace (and container) name the probe creates and always removes.
-    type: str
-    required: true
+    {description: Name of the network namespace and the container the probe makes., type: str, required: true}
   link:
-    description: Name of the macvlan the C(datapath) probe creates.
-    type: str
+    {description: Name of the C(datapath) probe's macvlan., type: str}
   ping_count:
-    description: Echo requests sent to O(target); one reply passes.
-    type: int
-    required: true
+    {description: Echo requests sent to O(target); one reply passes., type: int, required: true}
   ping_timeout:
-    description: Seconds to wait for each echo reply.
-    type: int
-    required: true
+    {description: Seconds to wait for each echo reply., type: int, required: true}
   image:
-    description: Image of the C(container) probe.
-    type: str
+    {description: Image of the C(container) probe., type: str}
   image_archive:
-    description: OCI archive on the node imported when O(image) is missing; empty imports nothing.
-    type: str
-    default: ""
+    {description: OCI archive on the node imported when O(image) is missing; empty imports nothing., type: str,
+     default: ""}
   cni_bin_dir:
-    description: Directory of the macvlan and static CNI plugins.
-    type: path
+    {description: Directory of the macvlan and static CNI plugins., type: path}
   cni_config:
-    description: The RDMA network's CNI configuration; its IPAM is replaced by a static one.
-    type: dict
+    {description: The RDMA network's CNI configuration (its IPAM is replaced)., type: dict}
   user:
-    description: Uid and gid the container's processes run as.
-    type: int
+    {description: Uid and gid the container's processes run as., type: int}
   memory_region:
-    description: Bytes of the RDMA memory region registered in the container.
-    type: int
+    {description: Bytes of the RDMA memory region registered in the container., type: int}
 attributes:
-  check_mode:
-    support: none
-    description: Creates a namespace (and a container); verify reports the check as SKIP in check mode.
-  diff_mode:
-    support: none
-    description: Leaves nothing behind.
+  check_mode: {support: none, description: The probe creates a namespace (verify reports SKIP in check mode).}
+  diff_mode: {support: none, description: Leaves nothing behind.}
 '''
 
 EXAMPLES = r'''
 - name: Ping the V-IPU controller from a macvlan on the RDMA interface
-  verify_probe:
-    probe: datapath
-    network: "{{ ansible_facts['rdma_network'] }}"
-    target: 10.247.208.10
-    netns: ipu-k8s-verify
-    link: ipuk8sverify0
-    ping_count: 3
-    ping_timeout: 3
+  verify_probe: {probe: datapath, network: "{{ ansible_facts['rdma_network'] }}", target: 10.247.208.10,
+                 netns: ipu-k8s-verify, link: ipuk8sverify0, ping_count: 3, ping_timeout: 3}
   register: probe
 '''
 
 RETURN = r'''
 seen:
-  description: >-
-    {row id: {observed, ok}} for the check's rows (datapath; net1, memlock, memory_region, ping), and, when a
-    step failed, step (its name) and error (what it said).
+  description: "{row id: {observed, ok}} of the check's rows, and step and error when a step failed."
   returned: always
   type: dict
   sample: {datapath: {observed: "3 packets transmitted, 3 received from 10.247.208.10, macvlan on eth1 as
@@ -131,7 +91,6 @@ import subprocess
 from ansible.module_utils.basic import AnsibleModule
 
 TRIES = 256
-CTR = ['-n', 'k8s.io']
 PINGED = re.compile(r'\d+ packets transmitted, \d+ received')
 # ibv_rc_pingpong prints this once ibv_reg_mr of its whole buffer succeeded, then waits.
 REGISTERED = 'local address'
@@ -255,32 +214,29 @@ class Probe:
         self.netns = self.params['netns']
         self.network = self.params['network']
         self.ip = module.get_bin_path('ip', required=True)
-        self.ctr = module.get_bin_path('ctr', required=True) if self.params['probe'] == 'container' else None
+        # ctr in the CRI namespace (the one kubelet's pods live in)
+        self.ctr = [module.get_bin_path('ctr', required=True), '-n', 'k8s.io'] if self.params['probe'] == 'container' \
+            else None
         self.seen = {}
         self.address = ''
         self.changed = False
         self.execs = 0
 
-    def run(self, step, argv, ok=(0,), **kwargs):
+    def run(self, step, argv, ok=(0,), absent=None, **kwargs):
+        """rc and stdout of argv; a failure (rc not in ok) unless its error says what it removes is absent."""
         rc, out, err = self.module.run_command(argv, expand_user_and_vars=False, **kwargs)
-        if rc not in ok:
+        if rc not in ok and not (absent and absent in err):
             raise StepFailed(step, ('%s %s' % (err, out)).strip() or 'exit status %d' % rc)
         return rc, out
 
-    def tolerate(self, step, argv, absent):
-        """A removal that is done when what it removes is absent (its error says so)."""
-        rc, out, err = self.module.run_command(argv, expand_user_and_vars=False)
-        if rc != 0 and absent not in err:
-            raise StepFailed(step, ('%s %s' % (err, out)).strip())
-
     def cleanup(self):
         if self.ctr:
-            _, out = self.run('List the containers of the CRI namespace', [self.ctr] + CTR + ['containers', 'list', '-q'])
+            _, out = self.run('List the containers of the CRI namespace', self.ctr + ['containers', 'list', '-q'])
             if self.netns in out.split():
-                self.tolerate("Kill and delete the container's task",
-                              [self.ctr] + CTR + ['tasks', 'delete', '--force', self.netns], 'not found')
-                self.run('Delete the container', [self.ctr] + CTR + ['containers', 'delete', self.netns])
-        self.tolerate("Delete the probe's network namespace", [self.ip, 'netns', 'delete', self.netns], 'No such file')
+                self.run("Kill and delete the container's task", self.ctr + ['tasks', 'delete', '--force', self.netns],
+                         absent='not found')
+                self.run('Delete the container', self.ctr + ['containers', 'delete', self.netns])
+        self.run("Delete the probe's network namespace", [self.ip, 'netns', 'delete', self.netns], absent='No such file')
 
     def choose_address(self):
         _, out = self.run('List the neighbours the node knows on the RDMA interface',
@@ -310,15 +266,15 @@ class Probe:
         """A process run in the container as the user (its own exec id)."""
         self.execs += 1
         user = str(self.params['user'])
-        return ([self.ctr] + CTR + ['tasks', 'exec', '--exec-id', 'probe%d' % self.execs, '--user',
-                                    '%s:%s' % (user, user), self.netns] + command)
+        return self.ctr + ['tasks', 'exec', '--exec-id', 'probe%d' % self.execs, '--user', '%s:%s' % (user, user),
+                           self.netns] + command
 
     def container(self):
         ns, user, image = self.netns, str(self.params['user']), self.params['image']
-        _, out = self.run('List the images of the CRI namespace', [self.ctr] + CTR + ['images', 'list', '-q'])
+        _, out = self.run('List the images of the CRI namespace', self.ctr + ['images', 'list', '-q'])
         if image not in out.splitlines() and self.params['image_archive']:
             self.run('Import the image from its archive on the node',
-                     [self.ctr] + CTR + ['images', 'import', self.params['image_archive']])
+                     self.ctr + ['images', 'import', self.params['image_archive']])
             self.changed = True
         address = self.choose_address()
         devices = device_nodes()
@@ -337,7 +293,7 @@ class Probe:
         # waits while each probe is a process run in it as the user (ctr 1.6 `run` sets no
         # user: its main process drops to the user with setpriv).
         self.run('Start the container in that namespace',
-                 [self.ctr] + CTR + ['run', '--detach', '--null-io', '--with-ns', 'network:/run/netns/' + ns]
+                 self.ctr + ['run', '--detach', '--null-io', '--with-ns', 'network:/run/netns/' + ns]
                  + ['--device=' + path for path in devices]
                  + [image, ns, 'setpriv', '--reuid', user, '--regid', user, '--clear-groups', 'sleep', '600'])
         _, out = self.run('Read net1 in the container', self.exec_argv(['ip', '-j', '-4', 'addr', 'show', 'dev', 'net1']))
