@@ -99,11 +99,7 @@ IPAM_STAND_IN = 'IPAM stand-in: static (Whereabouts/NVIDIA IPAM need the cluster
 
 
 class StepFailed(Exception):
-    """A step of the probe failed: its name and what it said."""
-
-    def __init__(self, step, error):
-        super().__init__('%s: %s' % (step, error))
-        self.step, self.error = step, error
+    """A step of the probe failed: args are its name and what it said."""
 
 
 def subnet(cidr, excludes):
@@ -152,12 +148,13 @@ def neighbours(output):
     try:
         return [entry.get('dst') for entry in json.loads(output or '[]')]
     except (ValueError, AttributeError) as exc:
-        raise StepFailed('List the neighbours the node knows on the RDMA interface', 'ip -j neigh is not JSON: %s' % exc)
+        raise StepFailed('List the neighbours the node knows on the RDMA interface',
+                         'ip -j neigh is not JSON: %s' % exc)
 
 
 def pinged(output, target):
     """'N packets transmitted, M received from <target>' from ping's summary."""
-    found = PINGED.search(output or '')
+    found = PINGED.search(output)
     return '%s from %s' % (found.group(0) if found else 'no ping summary', target)
 
 
@@ -236,7 +233,8 @@ class Probe:
                 self.run("Kill and delete the container's task", self.ctr + ['tasks', 'delete', '--force', self.netns],
                          absent='not found')
                 self.run('Delete the container', self.ctr + ['containers', 'delete', self.netns])
-        self.run("Delete the probe's network namespace", [self.ip, 'netns', 'delete', self.netns], absent='No such file')
+        self.run("Delete the probe's network namespace", [self.ip, 'netns', 'delete', self.netns],
+                 absent='No such file')
 
     def choose_address(self):
         _, out = self.run('List the neighbours the node knows on the RDMA interface',
@@ -296,7 +294,8 @@ class Probe:
                  self.ctr + ['run', '--detach', '--null-io', '--with-ns', 'network:/run/netns/' + ns]
                  + ['--device=' + path for path in devices]
                  + [image, ns, 'setpriv', '--reuid', user, '--regid', user, '--clear-groups', 'sleep', '600'])
-        _, out = self.run('Read net1 in the container', self.exec_argv(['ip', '-j', '-4', 'addr', 'show', 'dev', 'net1']))
+        _, out = self.run('Read net1 in the container',
+                          self.exec_argv(['ip', '-j', '-4', 'addr', 'show', 'dev', 'net1']))
         try:
             self.seen['net1'] = net1_seen(out, self.network, user)
         except ValueError as exc:
@@ -309,7 +308,7 @@ class Probe:
                                                '-s', str(size)]), REGISTERED)
         if not line:
             raise StepFailed('Register an RDMA memory region in the container', out.strip() or 'no output')
-        self.seen['memory_region'] = {'observed': 'ibv_reg_mr of %d MiB as uid %s on %s: registered (%s)'
+        self.seen['memory_region'] = {'observed': 'ibv_reg_mr of %s MiB as uid %s on %s: registered (%s)'
                                                   % (size // 1048576, user, ', '.join(devices), line)}
         self.seen['ping'] = self.ping('Ping the V-IPU controller from net1 in the container',
                                       self.exec_argv(['ping', '-I', 'net1']))
@@ -350,7 +349,7 @@ def main():
         except StepFailed as failed:
             failures.append(failed)
     if failures:  # the first failure ends the probe; the row names it
-        probe.seen.update(step=failures[0].step, error=failures[0].error)
+        probe.seen.update(zip(('step', 'error'), failures[0].args))
     module.exit_json(changed=probe.changed, seen=probe.seen, address=probe.address)
 
 

@@ -11,8 +11,10 @@ import sys
 import time
 
 import pytest
+import yaml
+from ansible.module_utils import basic
 
-from module_harness import FakeCommands, load_library_module
+from module_harness import FakeCommands, ModuleFail, load_library_module
 
 probe = load_library_module('verify_probe')
 pick = probe.probe_address
@@ -25,8 +27,9 @@ IP, CTR, NS = '/usr/sbin/ip', '/usr/bin/ctr', 'ipu-k8s-verify'
 def refused(*args):
     with pytest.raises(probe.StepFailed) as refusal:
         pick(*args)
-    assert refusal.value.step == 'Choose the probe address'
-    return refusal.value.error
+    step, error = refusal.value.args
+    assert step == 'Choose the probe address'
+    return error
 
 
 def test_the_highest_address_below_the_broadcast():
@@ -113,6 +116,15 @@ def test_net1_without_an_address_or_an_mtu_shows_what_is_missing(output, observe
     seen = probe.net1_seen(output, NETWORK, 1000)
     assert (seen['observed'], seen['ok']) == (
         observed + ', uid 1000, IPAM stand-in: static (Whereabouts/NVIDIA IPAM need the cluster)', False)
+
+
+def test_no_output_where_json_was_due_is_read_as_an_empty_list_and_bad_json_names_the_step():
+    assert probe.neighbours('') == []
+    assert probe.net1_seen('', NETWORK, 1000)['observed'].startswith('net1 /? mtu ?')
+    with pytest.raises(probe.StepFailed) as refusal:
+        probe.neighbours('10.0.0.1 dev eth1')
+    assert refusal.value.args == ('List the neighbours the node knows on the RDMA interface',
+                                  'ip -j neigh is not JSON: Extra data: line 1 column 5 (char 4)')
 
 
 def test_the_ping_summary_is_kept_and_its_absence_said():
@@ -207,13 +219,21 @@ def test_a_refused_address_creates_nothing_and_still_cleans_up(run_module):
     assert [call[1:] for call in node.calls] == [list(NETNS_DELETE), list(NEIGH), list(NETNS_DELETE)]
 
 
-def test_a_cleanup_that_fails_is_reported_after_the_first_failure(run_module):
+BUSY = (1, '', 'Cannot remove namespace: Device or resource busy\n')
+
+
+def test_a_cleanup_that_fails_first_ends_the_probe_and_the_last_is_reported_beside_the_row(run_module):
     node = datapath_node()
-    node.answers[NETNS_DELETE] = (1, '', 'Cannot remove namespace: Device or resource busy\n')
+    node.answers[NETNS_DELETE] = BUSY
     result = run_module('verify_probe', datapath_args(), node)
     assert result['seen'] == {'step': "Delete the probe's network namespace",
                               'error': 'Cannot remove namespace: Device or resource busy'}
     assert [call[1:] for call in node.calls] == [list(NETNS_DELETE), list(NETNS_DELETE)]
+    node = datapath_node()
+    node.answers[NETNS_DELETE] = [GONE, BUSY]
+    seen = run_module('verify_probe', datapath_args(), node)['seen']
+    assert (seen['datapath']['ok'], seen['step'], seen['error']) == (
+        True, "Delete the probe's network namespace", 'Cannot remove namespace: Device or resource busy')
 
 
 CNI = {'cniVersion': '0.3.1', 'name': 'rdma-net', 'type': 'macvlan', 'master': 'eth1', 'mode': 'bridge', 'mtu': 9000,
@@ -221,20 +241,24 @@ CNI = {'cniVersion': '0.3.1', 'name': 'rdma-net', 'type': 'macvlan', 'master': '
 EXEC = ('-n', 'k8s.io', 'tasks', 'exec', '--exec-id')
 
 
-def container_node(memlock='unlimited\n', listed=NS + '\n'):
+def container_node(memlock='unlimited\n', listed=NS + '\n', images='docker.io/library/other:1\n',
+                   devices=('rdma_cm', 'uverbs0')):
     return Node({
         ('-n', 'k8s.io', 'containers', 'list', '-q'): [(0, listed, ''), (0, NS + '\n', '')],
-        ('-n', 'k8s.io', 'tasks', 'delete', '--force', NS): (1, '', 'ctr: no running task found: task %s not found' % NS),
+        ('-n', 'k8s.io', 'tasks', 'delete', '--force', NS):
+            (1, '', 'ctr: no running task found: task %s not found' % NS),
         ('-n', 'k8s.io', 'containers', 'delete', NS): (0, '', ''),
         NETNS_DELETE: (0, '', ''),
-        ('-n', 'k8s.io', 'images', 'list', '-q'): (0, 'docker.io/library/other:1\n', ''),
+        ('-n', 'k8s.io', 'images', 'list', '-q'): (0, images, ''),
         ('-n', 'k8s.io', 'images', 'import', '/var/lib/rdma-test.tar'): (0, 'unpacking ...done\n', ''),
         NEIGH: (0, '[]', ''),
         ('netns', 'add', NS): (0, '', ''),
         ('netns', 'exec', NS, 'sysctl', '-w', 'net.ipv4.ping_group_range=0 2147483647'): (0, '', ''),
         (): (0, '{"cniVersion": "0.3.1"}', ''),  # /opt/cni/bin/macvlan
-        ('-n', 'k8s.io', 'run', '--detach', '--null-io', '--with-ns', 'network:/run/netns/' + NS,
-         '--device=/dev/infiniband/rdma_cm', '--device=/dev/infiniband/uverbs0', 'rdma-test:1', NS, 'setpriv', '--reuid', '1000', '--regid', '1000', '--clear-groups', 'sleep', '600'): (0, '', ''),
+        ('-n', 'k8s.io', 'run', '--detach', '--null-io', '--with-ns', 'network:/run/netns/' + NS)
+        + tuple('--device=/dev/infiniband/' + name for name in devices)
+        + ('rdma-test:1', NS, 'setpriv', '--reuid', '1000', '--regid', '1000', '--clear-groups', 'sleep', '600'):
+            (0, '', ''),
         EXEC + ('probe1', '--user', '1000:1000', NS, 'ip', '-j', '-4', 'addr', 'show', 'dev', 'net1'):
             (0, addr('10.247.209.254'), ''),
         EXEC + ('probe2', '--user', '1000:1000', NS, 'sh', '-c', 'ulimit -l'): (0, memlock, ''),
@@ -291,21 +315,122 @@ def test_the_container_probe_runs_its_steps_and_reports_each_row(run_module, mon
     assert result['changed'] is True  # the image was imported
     # the CNI plugin got the network's configuration with the static IPAM of the probe address
     cni = [kwargs for call, kwargs in zip(node.calls, node.kwargs) if call == ['/opt/cni/bin/macvlan']][0]
-    assert json.loads(cni['data']) == dict(CNI, ipam={'type': 'static', 'addresses': [{'address': '10.247.209.254/23'}]})
+    static = {'type': 'static', 'addresses': [{'address': '10.247.209.254/23'}]}
+    assert json.loads(cni['data']) == dict(CNI, ipam=static)
     assert cni['environ_update'] == {'CNI_COMMAND': 'ADD', 'CNI_CONTAINERID': NS, 'CNI_NETNS': '/run/netns/' + NS,
                                      'CNI_IFNAME': 'net1', 'CNI_PATH': '/opt/cni/bin'}
     # a container left by an interrupted run is removed first, and the probe's own at the end
     removals = [call[1:] for call in node.calls if 'delete' in call]
-    assert removals == [['-n', 'k8s.io', 'tasks', 'delete', '--force', NS], ['-n', 'k8s.io', 'containers', 'delete', NS],
-                        list(NETNS_DELETE)] * 2
+    assert removals == [['-n', 'k8s.io', 'tasks', 'delete', '--force', NS],
+                        ['-n', 'k8s.io', 'containers', 'delete', NS], list(NETNS_DELETE)] * 2
 
 
 def test_a_memory_region_not_registered_fails_that_row_and_skips_the_ping(run_module, monkeypatch):
     monkeypatch.setattr(subprocess, 'Popen', Pingpong)
     monkeypatch.setattr(os, 'scandir', lambda directory: iter([Entry('uverbs0'), Entry('rdma_cm')]))
     Pingpong.started, Pingpong.output = [], ["Couldn't register MR\n"]
-    result = run_module('verify_probe', container_args(), container_node(memlock='8192\n', listed=''))
+    node = container_node(memlock='8192\n', listed='', images='rdma-test:1\n')
+    result = run_module('verify_probe', container_args(), node)
+    assert result['changed'] is False and not [call for call in node.calls if 'import' in call]  # the image is there
     assert result['seen']['memlock'] == {'observed': 'ulimit -l 8192 as uid 1000', 'ok': False}
     assert (result['seen']['step'], result['seen']['error']) == (
         'Register an RDMA memory region in the container', "Couldn't register MR")
     assert 'memory_region' not in result['seen'] and 'ping' not in result['seen']
+    Pingpong.output = []
+    seen = run_module('verify_probe', container_args(), container_node())['seen']
+    assert (seen['step'], seen['error']) == ('Register an RDMA memory region in the container', 'no output')
+
+
+# Each step of each probe, the command that runs it (the key of its answer; 'probeN' the Nth
+# exec in the container, 'run' the container's start), the name the report gives it.
+STEPS = [
+    ('datapath', NETNS_DELETE, "Delete the probe's network namespace"),
+    ('datapath', NEIGH, 'List the neighbours the node knows on the RDMA interface'),
+    ('datapath', ('netns', 'add', NS), 'Create the namespace'),
+    ('datapath', ('link', 'add', 'ipuk8sverify0', 'link', 'eth1', 'netns', NS, 'type', 'macvlan', 'mode', 'bridge'),
+     'Create a macvlan on the RDMA interface inside it'),
+    ('datapath', ('-n', NS, 'addr', 'add', '10.247.209.253/23', 'dev', 'ipuk8sverify0'),
+     'Give the macvlan the probe address'),
+    ('datapath', ('-n', NS, 'link', 'set', 'ipuk8sverify0', 'up'), 'Bring the macvlan up'),
+    ('container', ('-n', 'k8s.io', 'containers', 'list', '-q'), 'List the containers of the CRI namespace'),
+    ('container', ('-n', 'k8s.io', 'tasks', 'delete', '--force', NS), "Kill and delete the container's task"),
+    ('container', ('-n', 'k8s.io', 'containers', 'delete', NS), 'Delete the container'),
+    ('container', ('-n', 'k8s.io', 'images', 'list', '-q'), 'List the images of the CRI namespace'),
+    ('container', ('-n', 'k8s.io', 'images', 'import', '/var/lib/rdma-test.tar'),
+     'Import the image from its archive on the node'),
+    ('container', NEIGH, 'List the neighbours the node knows on the RDMA interface'),
+    ('container', ('netns', 'add', NS), "Create the container's network namespace"),
+    ('container', ('netns', 'exec', NS, 'sysctl', '-w', 'net.ipv4.ping_group_range=0 2147483647'),
+     "Let the container's users send echo requests"),
+    ('container', (), 'Add net1 with the macvlan CNI plugin'),
+    ('container', 'run', 'Start the container in that namespace'),
+    ('container', 'probe1', 'Read net1 in the container'),
+    ('container', 'probe2', 'Read the locked-memory limit in the container'),
+    ('container', 'probe4', 'Ping the V-IPU controller from net1 in the container'),
+]
+
+
+@pytest.mark.parametrize('kind, command, step', STEPS)
+def test_a_failing_step_is_named_with_what_it_said(run_module, monkeypatch, kind, command, step):
+    monkeypatch.setattr(subprocess, 'Popen', Pingpong)
+    monkeypatch.setattr(os, 'scandir', lambda directory: iter([]))
+    Pingpong.output = ['  local address:  LID 0x0000\n']
+    node = datapath_node() if kind == 'datapath' else container_node(devices=())
+    key = next(key for key in node.answers if command == key or (isinstance(command, str) and command in key[2:6]))
+    node.answers[key] = (2, 'said on stdout\n', 'said on stderr\n')
+    seen = run_module('verify_probe', datapath_args() if kind == 'datapath' else container_args(), node)['seen']
+    assert (seen['step'], seen['error']) == (step, 'said on stderr\n said on stdout')
+
+
+def test_a_step_that_fails_without_a_word_gives_its_exit_status(run_module):
+    node = datapath_node()
+    node.answers[('netns', 'add', NS)] = (1, '', '')
+    seen = run_module('verify_probe', datapath_args(), node)['seen']
+    assert (seen['step'], seen['error']) == ('Create the namespace', 'exit status 1')
+
+
+def test_net1_output_that_is_not_json_names_the_step(run_module, monkeypatch):
+    monkeypatch.setattr(os, 'scandir', lambda directory: iter([]))
+    node = container_node(devices=())
+    node.answers[EXEC + ('probe1', '--user', '1000:1000', NS, 'ip', '-j', '-4', 'addr', 'show', 'dev', 'net1')] = (
+        0, '3: net1@if2: <BROADCAST>', '')
+    seen = run_module('verify_probe', container_args(), node)['seen']
+    assert (seen['step'], seen['error']) == ('Read net1 in the container',
+                                             'ip -j addr is not JSON: Extra data: line 1 column 2 (char 1)')
+
+
+@pytest.mark.parametrize('missing', ['ip', 'ctr'])
+def test_a_node_without_ip_or_ctr_is_refused(run_module, missing):
+    node = container_node()
+    del node.binaries[missing]
+    with pytest.raises(ModuleFail, match='Failed to find required executable "%s"' % missing):
+        run_module('verify_probe', container_args(), node)
+
+
+class Captured(Exception):
+    pass
+
+
+def test_the_options_are_the_documented_ones_and_each_probe_requires_its_own(run_module, monkeypatch):
+    documented = yaml.safe_load(probe.DOCUMENTATION)
+    spec = {}
+
+    def capture(self, argument_spec, **kwargs):
+        spec.update(argument_spec=argument_spec, **kwargs)
+        raise Captured()
+
+    with monkeypatch.context() as patch:
+        patch.setattr(basic.AnsibleModule, '__init__', capture)
+        with pytest.raises(Captured):
+            load_library_module('verify_probe').main()
+    assert spec['argument_spec'] == {
+        name: dict(type=doc['type'], **{key: doc[key] for key in ('required', 'default', 'elements', 'choices')
+                                         if key in doc})
+        for name, doc in documented['options'].items()}
+    assert (spec['supports_check_mode'], documented['attributes']['check_mode']['support']) == (False, 'none')
+    with pytest.raises(ModuleFail, match='^probe is datapath but all of the following are missing: link$'):
+        run_module('verify_probe', {k: v for k, v in datapath_args().items() if k != 'link'}, datapath_node())
+    with pytest.raises(ModuleFail, match='^probe is container but all of the following are missing: image, '
+                                         'cni_bin_dir, cni_config, user, memory_region$'):
+        run_module('verify_probe', dict(datapath_args(), probe='container'), container_node())
+    assert run_module('verify_probe', dict(datapath_args(), _ansible_check_mode=True), datapath_node())['skipped']
