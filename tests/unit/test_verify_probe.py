@@ -142,6 +142,13 @@ def test_a_process_is_stopped_as_soon_as_it_prints_the_line():
     assert time.monotonic() - started < 10  # the process sleeps 60 s: it was stopped, not waited for
 
 
+def test_a_process_that_ignores_the_stop_is_killed_after_the_grace():
+    started = time.monotonic()
+    line, _ = probe.until_line([sys.executable, '-u', '-c', 'import signal, time; signal.signal(signal.SIGTERM, '
+                                'signal.SIG_IGN); print("local address"); time.sleep(60)'], 'local address', grace=1)
+    assert line == 'local address' and time.monotonic() - started < 30
+
+
 def test_a_process_that_never_prints_the_line_gives_its_whole_output():
     assert probe.until_line([sys.executable, '-c', 'import sys; print("out"); sys.exit("Couldn\'t register MR")'],
                             'local address') == ('', "out\nCouldn't register MR\n")
@@ -217,6 +224,7 @@ def test_a_refused_address_creates_nothing_and_still_cleans_up(run_module):
         "No usable probe address in 10.247.208.0/23 outside 10.247.208.0/25,10.247.209.200/32 (got "
         "'10.247.208.20'). Set verify_datapath_address to a free address of that range.")}
     assert [call[1:] for call in node.calls] == [list(NETNS_DELETE), list(NEIGH), list(NETNS_DELETE)]
+    assert result['address'] == ''
 
 
 BUSY = (1, '', 'Cannot remove namespace: Device or resource busy\n')
