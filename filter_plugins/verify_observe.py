@@ -7,12 +7,6 @@ whether that is what its row expects. The task files run the probes; these filte
 their output (iproute2 and systemd text and JSON, ib_write_bw's report, the Kubernetes
 objects k8s_info returns) so that no task file branches or loops over what it read.
 
-verify_datapath_address picks the data-path probe's address: the site's pinned one, else
-the highest address of the derived RDMA subnet that is neither its network nor its
-broadcast address, outside the excludes and not taken (a node, the V-IPU controller, a
-neighbour the node knows); at most TRIES addresses from the top are tried. It refuses,
-with the fix, when none is free or the pinned one is outside the subnet or in an exclude.
-
 verify_perftest_result parses ib_write_bw's report: the table after the line of dashes,
 
      #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]
@@ -32,7 +26,6 @@ import re
 from ansible.errors import AnsibleFilterError
 
 TERMINAL = ('Succeeded', 'Completed', 'Failed')
-TRIES = 256
 HEADING = re.compile(r'^\s*#bytes\s+#iterations\s+BW peak\[(?P<unit>[^\]]+)\]\s+BW average\[(?P<unit2>[^\]]+)\]'
                      r'\s+MsgRate\[(?P<rate_unit>[^\]]+)\]')
 ROW = re.compile(r'^\s*(?P<bytes>\d+)\s+(?P<iterations>\d+)\s+(?P<peak>[\d.]+)\s+(?P<average>[\d.]+)'
@@ -116,18 +109,6 @@ def verify_memlock_seen(show, limits, unit):
             'process': {'observed': ('soft %s, hard %s (pid %s)' % (soft, hard, pid)) if pid != '0'
                         else '%s is not running (MainPID 0)' % unit,
                         'ok': (soft, hard) == ('unlimited', 'unlimited')}}
-
-
-def verify_net1_seen(output, network, user):
-    """The pod container's net1 row from `ip -j -4 addr show dev net1` run in it."""
-    link = (_json(output, 'ip -j addr') or [{}])[0]
-    inet = next(iter(link.get('addr_info') or []), {})
-    address = inet.get('local', '')
-    return {'expected': 'net1 in %s outside %s, mtu %s' % (network['cidr'], ','.join(network['excludes']),
-                                                           network['mtu']),
-            'observed': 'net1 %s/%s mtu %s, uid %s, IPAM stand-in: static (Whereabouts/NVIDIA IPAM need the cluster)'
-                        % (address, inet.get('prefixlen', '?'), link.get('mtu', '?'), user),
-            'ok': bool(address) and in_range(address, network) and str(link.get('mtu')) == str(network['mtu'])}
 
 
 def verify_test_pod_seen(addresses, routes, identity, network, rdma_interface, cluster_interface, user):
@@ -226,37 +207,6 @@ def verify_nad_config_seen(macvlans, nads, name, namespace):
     return {'observed': 'no spec.config'}
 
 
-def verify_datapath_address(cidr, excludes=(), taken=(), pinned=''):
-    """The probe's address as a string."""
-    try:
-        network = ipaddress.ip_network(str(cidr), strict=False)
-        excluded = [ipaddress.ip_network(str(item), strict=False) for item in excludes or []]
-    except ValueError as exc:
-        raise AnsibleFilterError('verify_datapath_address: %s' % exc) from exc
-    used = set()
-    for item in taken or []:
-        try:
-            used.add(ipaddress.ip_address(str(item).split('/')[0]))
-        except ValueError:
-            continue  # not an address (a neighbour entry without one): nothing to avoid
-    if pinned:
-        try:
-            address = ipaddress.ip_address(str(pinned).strip())
-        except ValueError:
-            address = None
-        if address is not None and address in network and not any(address in item for item in excluded):
-            return str(address)
-    else:
-        for value in range(int(network.broadcast_address) - 1,
-                           max(int(network.broadcast_address) - TRIES - 1, int(network.network_address)), -1):
-            candidate = ipaddress.ip_address(value)
-            if candidate not in used and not any(candidate in item for item in excluded):
-                return str(candidate)
-    raise AnsibleFilterError('No usable probe address in %s outside %s (got %r). Set verify_datapath_address to a '
-                             'free address of that range.' % (cidr, ','.join(map(str, excludes or [])),
-                                                              str(pinned or '').strip()))
-
-
 def verify_perftest_result(output):
     """The first result row of an ib_write_bw (or ib_read_bw, ib_send_bw) report.
 
@@ -298,14 +248,12 @@ class FilterModule:
 
     def filters(self):
         return {
-            'verify_datapath_address': verify_datapath_address,
             'verify_perftest_result': verify_perftest_result,
             'verify_network_status_ip': verify_network_status_ip,
             'verify_rdma_device': verify_rdma_device,
             'verify_rdma_device_seen': verify_rdma_device_seen,
             'verify_container_rdma_traffic_seen': verify_container_rdma_traffic_seen,
             'verify_memlock_seen': verify_memlock_seen,
-            'verify_net1_seen': verify_net1_seen,
             'verify_test_pod_seen': verify_test_pod_seen,
             'verify_nodes_seen': verify_nodes_seen,
             'verify_perftest_nodes': verify_perftest_nodes,

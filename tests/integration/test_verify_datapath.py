@@ -79,6 +79,11 @@ def test_macvlan_on_the_derived_interface_reaches_the_vipu_controller(pod_fabric
     assert '2 packets transmitted, 2 received from 10.247.208.10' in datapath['observed']
     assert 'as 10.247.209.254/23' in datapath['observed']
     assert_probe_removed(node, probe_netns)
+    # Without an image the pod container check says so on each of its rows.
+    for check in ('pod container: net1 from the macvlan CNI plugin', 'pod container: V-IPU controller answers on net1'):
+        assert rows[check]['status'] == 'SKIP'
+        assert rows[check]['observed'] == ('skipped: verify_container_image is empty (an image with sh, iproute2, '
+                                           'ping and ibverbs-utils)')
     # Each node check's task file ran and registered what it saw for each of its rows (PASS
     # or FAIL: containerd and the RDMA device are absent here), as the check list names them.
     for check in ('containerd LimitMEMLOCK (systemd)', 'containerd memlock (running process)', 'RDMA device',
@@ -128,4 +133,12 @@ def test_check_mode_creates_nothing_and_reports_the_probe_as_skipped(pod_fabric,
     datapath = rows['RDMA data path (macvlan to V-IPU)']
     assert datapath['status'] == 'SKIP'
     assert datapath['observed'] == 'skipped: check mode (the probe creates a namespace)'
+    assert_probe_removed(node, probe_netns)
+
+
+def test_a_disabled_data_path_is_reported_as_skipped_and_creates_nothing(pod_fabric, tmp_path):
+    node, _ = pod_fabric
+    proc, rows, probe_netns = run_verify(node, tmp_path, verify_datapath_enabled=False)
+    datapath = rows['RDMA data path (macvlan to V-IPU)']
+    assert (datapath['status'], datapath['observed']) == ('SKIP', 'skipped: verify_datapath_enabled is false')
     assert_probe_removed(node, probe_netns)

@@ -100,26 +100,6 @@ def addr(ifname, address, prefixlen=23, mtu=9000):
             'addr_info': [{'family': 'inet', 'local': address, 'prefixlen': prefixlen, 'scope': 'global'}]}
 
 
-def test_net1_in_the_range_with_the_mtu_passes():
-    seen = observe.verify_net1_seen(json.dumps([addr('net1', '10.247.209.254')]), NETWORK, 1000)
-    assert seen == {
-        'expected': 'net1 in 10.247.208.0/23 outside 10.247.208.0/25,10.247.209.200/32, mtu 9000',
-        'observed': 'net1 10.247.209.254/23 mtu 9000, uid 1000, IPAM stand-in: static (Whereabouts/NVIDIA IPAM '
-                    'need the cluster)',
-        'ok': True}
-
-
-@pytest.mark.parametrize('link', [
-    addr('net1', '10.247.208.20'),  # in the excluded first /25
-    addr('net1', '10.247.209.200'),  # the node's own address, excluded
-    addr('net1', '10.247.210.1'),  # outside the subnet
-    addr('net1', '10.247.209.254', mtu=1500),
-    {'ifname': 'net1', 'mtu': 9000, 'addr_info': []},
-])
-def test_net1_outside_the_range_or_with_another_mtu_fails(link):
-    assert observe.verify_net1_seen(json.dumps([link]), NETWORK, 1000)['ok'] is False
-
-
 POD_ADDR = json.dumps([addr('lo', '127.0.0.1', 8, 65536), addr('eth0', '192.168.12.7', 32, 1450),
                        addr('net1', '10.247.209.130')])
 POD_ROUTES = json.dumps([{'dst': 'default', 'gateway': '169.254.1.1', 'dev': 'eth0'},
@@ -244,14 +224,12 @@ def test_the_macvlan_row_fails_saying_why_there_is_nothing_to_compare(rdma, macv
 
 def test_the_plugin_offers_each_filter_under_its_name():
     assert observe.FilterModule().filters() == {
-        'verify_datapath_address': observe.verify_datapath_address,
         'verify_perftest_result': observe.verify_perftest_result,
         'verify_network_status_ip': observe.verify_network_status_ip,
         'verify_rdma_device': observe.verify_rdma_device,
         'verify_rdma_device_seen': observe.verify_rdma_device_seen,
         'verify_container_rdma_traffic_seen': observe.verify_container_rdma_traffic_seen,
         'verify_memlock_seen': observe.verify_memlock_seen,
-        'verify_net1_seen': observe.verify_net1_seen,
         'verify_test_pod_seen': observe.verify_test_pod_seen,
         'verify_nodes_seen': observe.verify_nodes_seen,
         'verify_perftest_nodes': observe.verify_perftest_nodes,
@@ -272,14 +250,6 @@ def test_pod_rdma_traffic_skipped_on_an_interface_without_an_rdma_device_says_no
     assert observe.verify_container_rdma_traffic_seen(dict(NETWORK, interface='eth7'), LINKS, False) == {
         'skip': 'skipped on the node (none on eth7): proven pod to pod by the cluster check "RDMA traffic '
                 'between two pods" (-e verify_rdma_perftest=true)'}
-
-
-def test_no_free_probe_address_names_every_exclude():
-    with pytest.raises(AnsibleFilterError) as refusal:
-        observe.verify_datapath_address('192.0.2.0/30', ['192.0.2.1/32', '192.0.2.2/32'])
-    assert refusal.value.message == (
-        "No usable probe address in 192.0.2.0/30 outside 192.0.2.1/32,192.0.2.2/32 (got ''). Set "
-        "verify_datapath_address to a free address of that range.")
 
 
 def test_a_systemctl_value_holding_an_equals_sign_is_read_whole():
@@ -311,20 +281,7 @@ def test_the_nad_config_row_when_spec_config_is_set():
                     'run playbooks/rdma_network.yml, which replaces it', 'ok': False}
 
 
-@pytest.mark.parametrize('output, observed', [
-    ('[{}]', 'net1 /? mtu ?, uid 1000, IPAM stand-in: static (Whereabouts/NVIDIA IPAM need the cluster)'),
-    ('[]', 'net1 /? mtu ?, uid 1000, IPAM stand-in: static (Whereabouts/NVIDIA IPAM need the cluster)'),
-    (json.dumps([{'ifname': 'net1', 'mtu': 9000, 'addr_info': []}]),
-     'net1 /? mtu 9000, uid 1000, IPAM stand-in: static (Whereabouts/NVIDIA IPAM need the cluster)'),
-])
-def test_net1_without_an_address_or_an_mtu_shows_what_is_missing(output, observed):
-    seen = observe.verify_net1_seen(output, NETWORK, 1000)
-    assert (seen['observed'], seen['ok']) == (observed, False)
-
-
 def test_ip_output_that_is_not_json_is_refused_naming_the_command():
-    with pytest.raises(AnsibleFilterError, match=r'^ip -j addr is not JSON'):
-        observe.verify_net1_seen('3: net1@if2: <BROADCAST>', NETWORK, 1000)
     with pytest.raises(AnsibleFilterError, match=r'^ip -j addr is not JSON'):
         observe.verify_test_pod_seen('1: lo: <LOOPBACK>', '[]', '', NETWORK, 'net1', 'eth0', 1000)
     with pytest.raises(AnsibleFilterError, match=r'^ip -j route is not JSON'):
