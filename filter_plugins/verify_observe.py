@@ -60,14 +60,8 @@ def in_range(address, network):
 
 def _sections(output):
     """A reading script's output cut at its '# <name>' lines: {'': what came first, name: what followed}."""
-    sections, name = {'': []}, ''
-    for line in str(output or '').splitlines():
-        if line.startswith('# '):
-            name = line[2:].strip()
-            sections[name] = []
-        else:
-            sections[name].append(line)
-    return {key: '\n'.join(lines) for key, lines in sections.items()}
+    parts = re.split(r'^# (.*)\n?', str(output or ''), flags=re.MULTILINE)
+    return dict(zip([''] + parts[1::2], parts[0::2]))
 
 
 def verify_rdma_links(output):
