@@ -326,7 +326,8 @@ def test_no_free_probe_address_names_every_exclude():
 
 def test_a_systemctl_value_holding_an_equals_sign_is_read_whole():
     # systemctl show prints Name=value; a value may itself hold '=' (Environment=...)
-    seen = observe.verify_memlock_seen(memlock_reading([show('containerd', Environment='GOGC=50 GODEBUG=madvdontneed=1')],
+    containerd = show('containerd', Environment='GOGC=50 GODEBUG=madvdontneed=1')
+    seen = observe.verify_memlock_seen(memlock_reading([containerd],
                                                        {812: LIMITS.format(soft='unlimited', hard='unlimited')}))
     assert seen == {'systemd': {'observed': 'infinity', 'ok': True},
                     'process': {'observed': 'soft unlimited, hard unlimited (pid 812)', 'ok': True}}
