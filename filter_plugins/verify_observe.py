@@ -51,11 +51,23 @@ def in_range(address, network):
         return False
 
 
+def _sections(output):
+    """A reading script's output cut at its '# <name>' lines: {'': what came first, name: what followed}."""
+    parts = re.split(r'^# (.*)\n?', str(output or ''), flags=re.MULTILINE)
+    return dict(zip([''] + parts[1::2], parts[0::2]))
+
+
 def verify_rdma_links(output):
-    """`rdma -j link show` as [{device, port, state, netdev}] (netdev '' when the link has none)."""
+    """`rdma -j link show` (the reading's first part) as [{device, port, state, netdev}] (netdev '' when none)."""
     return [{'device': str(link.get('ifname', '?')), 'port': link.get('port', '?'),
              'state': link.get('state', '?'), 'netdev': link.get('netdev', '')}
-            for link in _json(output, 'rdma -j link show')]
+            for link in _json(_sections(output)[''].strip(), 'rdma -j link show')]
+
+
+def _ib_devices(output):
+    """The reading's /sys/class/infiniband part: {device: whether it is Soft-RoCE (has a parent)}."""
+    return {line.split()[0]: line.split()[1:] == ['soft-roce']
+            for line in _sections(output).get('/sys/class/infiniband', '').splitlines() if line.strip()}
 
 
 def verify_rdma_device(output, interface):
@@ -63,9 +75,10 @@ def verify_rdma_device(output, interface):
     return next((link['device'] for link in verify_rdma_links(output) if link['netdev'] == interface and interface), '')
 
 
-def verify_rdma_device_seen(output, ib_devices):
+def verify_rdma_device_seen(output):
     """The RDMA device row: an ACTIVE link, and /sys/class/infiniband not empty."""
     links = verify_rdma_links(output)
+    ib_devices = list(_ib_devices(output))
     seen = ', '.join(' '.join(('%(device)s/%(port)s %(state)s %(netdev)s' % link).split()) for link in links)
     return {'observed': 'rdma link: %s; /sys/class/infiniband: %s' % (seen or 'none', ', '.join(ib_devices) or 'empty'),
             'ok': any(link['state'] == 'ACTIVE' for link in links) and bool(ib_devices)}
@@ -84,30 +97,36 @@ SOFT_ROCE = ('Soft-RoCE cannot carry it: measured on the lab (Debian 12, kernel 
 POD_TO_POD = 'proven pod to pod by the cluster check "RDMA traffic between two pods" (-e verify_rdma_perftest=true)'
 
 
-def verify_container_rdma_traffic_seen(rdma, links, soft_roce):
+def verify_container_rdma_traffic_seen(rdma, output):
     """Why pod RDMA traffic from net1 is not measured on the node: {skip: reason}.
 
-    rdma: the derived RDMA network ({} when none); links: `rdma -j link show`;
-    soft_roce: whether the device on the derived interface is Soft-RoCE.
+    rdma: the derived RDMA network ({} when none); output: the RDMA device check's reading
+    (Soft-RoCE devices, rdma_rxe, name their network device in a sysfs "parent" attribute).
     """
     if not rdma:
         return {'skip': 'skipped: no derived RDMA network'}
-    where = (verify_rdma_device(links, rdma['interface']) or 'none', rdma['interface'])
-    if soft_roce:
+    device = verify_rdma_device(output, rdma['interface'])
+    where = (device or 'none', rdma['interface'])
+    if _ib_devices(output).get(device):
         return {'skip': 'skipped: %s is Soft-RoCE on %s. %s' % (where + (SOFT_ROCE,))}
     return {'skip': 'skipped on the node (%s on %s): %s' % (where + (POD_TO_POD,))}
 
 
-def verify_memlock_seen(show, limits, unit):
-    """Both memlock rows from `systemctl show -p LimitMEMLOCK -p MainPID` and /proc/<pid>/limits."""
-    properties = dict(line.split('=', 1) for line in str(show).splitlines() if '=' in line)
-    pid = properties.get('MainPID', '0').strip() or '0'
-    found = re.search(r'^Max locked memory\s+(\S+)\s+(\S+)', str(limits), re.MULTILINE)
+def verify_memlock_seen(output):
+    """Both memlock rows from the memlock check's reading: `systemctl show` of the candidate
+    units (Id, LoadState, LimitMEMLOCK, MainPID; the first one installed runs the containers,
+    else the last), then '# /proc/<pid>/limits' and that file for each running one."""
+    sections = _sections(output)
+    units = [dict(line.split('=', 1) for line in block.splitlines() if '=' in line)
+             for block in sections[''].split('\n\n') if block.strip()] or [{}]
+    unit = next((unit for unit in units if unit.get('LoadState') == 'loaded'), units[-1])
+    pid = unit.get('MainPID', '0').strip() or '0'
+    found = re.search(r'^Max locked memory\s+(\S+)\s+(\S+)', sections.get('/proc/%s/limits' % pid, ''), re.MULTILINE)
     soft, hard = found.groups() if found else ('?', '?')
-    memlock = properties.get('LimitMEMLOCK', '').strip()
+    memlock = unit.get('LimitMEMLOCK', '').strip()
     return {'systemd': {'observed': memlock, 'ok': memlock == 'infinity'},
             'process': {'observed': ('soft %s, hard %s (pid %s)' % (soft, hard, pid)) if pid != '0'
-                        else '%s is not running (MainPID 0)' % unit,
+                        else '%s is not running (MainPID 0)' % unit.get('Id', '?'),
                         'ok': (soft, hard) == ('unlimited', 'unlimited')}}
 
 

@@ -165,6 +165,6 @@ def test_verify_reads_back_each_nodes_own_pods_network(two_pods):
     for host in ('node-a', 'node-b', 'node-c'):
         _pod, interface, mtu, address = NODES[host]
         read = run.result('rdma_network : Keep it as the configuration Multus reads', host)['ansible_facts']
-        config = read['__rdma_network_node_cni']
+        config = read['rdma_network_node_cni']
         assert (config['master'], config['mtu'], config['ipam']['range']) == (
             interface, mtu, str(ipaddress.IPv4Interface(address).network))

@@ -191,7 +191,7 @@ def verify_read_tasks():
 def applied_from_node_file(config):
     """__verify_macvlan as node_macvlan_read.yml builds it from the node's CNI file."""
     task = next(t for t in verify_read_tasks()['block'] if t['name'] == "Use the node's CNI file as the applied network")
-    variables = {'__rdma_network_node_cni': config, 'ipu_k8s_rdma_network_name': 'rdma-net'}
+    variables = {'rdma_network_node_cni': config, 'ipu_k8s_rdma_network_name': 'rdma-net'}
 
     def template(value):
         if isinstance(value, dict):

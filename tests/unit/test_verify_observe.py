@@ -25,12 +25,21 @@ LINKS = json.dumps([
     {'ifindex': 1, 'ifname': 'mlx5_1', 'port': 1, 'state': 'DOWN', 'physical_state': 'DISABLED', 'netdev': 'ens2f1',
      'netdev_index': 5},
 ])
+
+
+def reading(links, devices=()):
+    """The RDMA device check's reading: `rdma -j link show`, then /sys/class/infiniband, one
+    device a line, 'soft-roce' after a device with a parent attribute."""
+    return '%s\n# /sys/class/infiniband\n%s' % (links, ''.join('%s\n' % device for device in devices))
+
+
+LAB = reading(LINKS, ['rxe0 soft-roce', 'mlx5_1'])
 NETWORK = {'interface': 'eth1', 'cidr': '10.247.208.0/23', 'excludes': ['10.247.208.0/25', '10.247.209.200/32'],
            'mtu': 9000, 'prefix': 23}
 
 
 def test_the_rdma_device_row_lists_each_link_and_the_sysfs_devices():
-    assert observe.verify_rdma_device_seen(LINKS, ['rxe0', 'mlx5_1']) == {
+    assert observe.verify_rdma_device_seen(LAB) == {
         'observed': 'rdma link: rxe0/1 ACTIVE eth1, mlx5_1/1 DOWN ens2f1; /sys/class/infiniband: rxe0, mlx5_1',
         'ok': True}
 
@@ -42,13 +51,13 @@ def test_the_rdma_device_row_lists_each_link_and_the_sysfs_devices():
     (LINKS, [], 'rdma link: rxe0/1 ACTIVE eth1, mlx5_1/1 DOWN ens2f1; /sys/class/infiniband: empty'),
 ])
 def test_no_active_link_or_an_empty_sysfs_fails_the_rdma_device_row(links, devices, observed):
-    assert observe.verify_rdma_device_seen(links, devices) == {'observed': observed, 'ok': False}
+    assert observe.verify_rdma_device_seen(reading(links, devices)) == {'observed': observed, 'ok': False}
 
 
 def test_the_device_of_an_interface_is_the_link_whose_netdev_it_is():
-    assert observe.verify_rdma_device(LINKS, 'eth1') == 'rxe0'
-    assert observe.verify_rdma_device(LINKS, 'ens2f1') == 'mlx5_1'
-    assert observe.verify_rdma_device(LINKS, 'eth0') == ''
+    assert observe.verify_rdma_device(LAB, 'eth1') == 'rxe0'
+    assert observe.verify_rdma_device(LAB, 'ens2f1') == 'mlx5_1'
+    assert observe.verify_rdma_device(LAB, 'eth0') == ''
     # a link without a network device (InfiniBand) is no interface's
     assert observe.verify_rdma_device(json.dumps([{'ifname': 'mlx5_0', 'port': 1, 'state': 'ACTIVE'}]), '') == ''
 
@@ -59,13 +68,13 @@ def test_output_that_is_not_json_is_refused_naming_the_command():
 
 
 def test_pod_rdma_traffic_is_skipped_with_why_soft_roce_or_the_cluster_check():
-    soft = observe.verify_container_rdma_traffic_seen(NETWORK, LINKS, True)['skip']
+    soft = observe.verify_container_rdma_traffic_seen(NETWORK, LAB)['skip']
     assert soft.startswith('skipped: rxe0 is Soft-RoCE on eth1. Soft-RoCE cannot carry it: measured on the lab')
     assert 'Failed status local QP operation error (2)' in soft
-    assert observe.verify_container_rdma_traffic_seen(dict(NETWORK, interface='ens2f1'), LINKS, False) == {
+    assert observe.verify_container_rdma_traffic_seen(dict(NETWORK, interface='ens2f1'), LAB) == {
         'skip': 'skipped on the node (mlx5_1 on ens2f1): proven pod to pod by the cluster check "RDMA traffic '
                 'between two pods" (-e verify_rdma_perftest=true)'}
-    assert observe.verify_container_rdma_traffic_seen({}, LINKS, False) == {'skip': 'skipped: no derived RDMA network'}
+    assert observe.verify_container_rdma_traffic_seen({}, LAB) == {'skip': 'skipped: no derived RDMA network'}
 
 
 LIMITS = """Limit                     Soft Limit           Hard Limit           Units
@@ -75,24 +84,57 @@ Max address space         unlimited            unlimited            bytes
 """
 
 
+
+
+def show(unit, load='loaded', memlock='infinity', pid=812, **extra):
+    """One unit's block of `systemctl show --property=Id,LoadState,LimitMEMLOCK,MainPID`."""
+    lines = ['Id=%s.service' % unit, 'LoadState=%s' % load, 'LimitMEMLOCK=%s' % memlock, 'MainPID=%s' % pid]
+    return '\n'.join(lines + ['%s=%s' % item for item in extra.items()]) + '\n'
+
+
+def memlock_reading(blocks, limits=None):
+    """The memlock check's reading: the units' blocks (blank line between), then each running
+    process's limits after '# /proc/<pid>/limits'."""
+    return '\n'.join(blocks) + ''.join('# /proc/%s/limits\n%s' % item for item in (limits or {}).items())
+
+
+NO_K3S = [show('k3s', 'not-found', '8388608', 0), show('k3s-agent', 'not-found', '8388608', 0)]
+
+
 def test_memlock_unlimited_in_systemd_and_in_the_process_passes_both_rows():
-    seen = observe.verify_memlock_seen('LimitMEMLOCK=infinity\nMainPID=812\n',
-                                       LIMITS.format(soft='unlimited', hard='unlimited'), 'containerd.service')
+    seen = observe.verify_memlock_seen(memlock_reading(NO_K3S + [show('containerd')],
+                                                       {812: LIMITS.format(soft='unlimited', hard='unlimited')}))
     assert seen == {'systemd': {'observed': 'infinity', 'ok': True},
                     'process': {'observed': 'soft unlimited, hard unlimited (pid 812)', 'ok': True}}
 
 
 def test_a_drop_in_not_yet_applied_fails_only_the_process_row():
-    seen = observe.verify_memlock_seen('LimitMEMLOCK=infinity\nMainPID=812\n',
-                                       LIMITS.format(soft='8388608', hard='8388608'), 'containerd.service')
+    seen = observe.verify_memlock_seen(memlock_reading(NO_K3S + [show('containerd')],
+                                                       {812: LIMITS.format(soft='8388608', hard='8388608')}))
     assert seen == {'systemd': {'observed': 'infinity', 'ok': True},
                     'process': {'observed': 'soft 8388608, hard 8388608 (pid 812)', 'ok': False}}
 
 
 def test_a_stopped_containerd_fails_the_process_row_naming_the_unit():
-    seen = observe.verify_memlock_seen('LimitMEMLOCK=8388608\nMainPID=0\n', '', 'k3s.service')
+    seen = observe.verify_memlock_seen(memlock_reading([show('k3s', memlock='8388608', pid=0)]))
     assert seen == {'systemd': {'observed': '8388608', 'ok': False},
                     'process': {'observed': 'k3s.service is not running (MainPID 0)', 'ok': False}}
+
+
+def test_the_first_installed_unit_is_read_k3s_before_containerd():
+    # A K3s agent node: k3s is not installed, k3s-agent is (its containerd runs the pods);
+    # a containerd.service also installed is not the one the pods inherit from.
+    seen = observe.verify_memlock_seen(memlock_reading(
+        [show('k3s', 'not-found', '8388608', 0), show('k3s-agent', memlock='infinity', pid=700),
+         show('containerd', memlock='8388608', pid=812)],
+        {700: LIMITS.format(soft='unlimited', hard='unlimited'), 812: LIMITS.format(soft='65536', hard='65536')}))
+    assert seen == {'systemd': {'observed': 'infinity', 'ok': True},
+                    'process': {'observed': 'soft unlimited, hard unlimited (pid 700)', 'ok': True}}
+
+
+def test_no_unit_installed_reads_the_last_one_named():
+    seen = observe.verify_memlock_seen(memlock_reading(NO_K3S + [show('containerd', 'not-found', '8388608', 0)]))
+    assert seen['process'] == {'observed': 'containerd.service is not running (MainPID 0)', 'ok': False}
 
 
 def addr(ifname, address, prefixlen=23, mtu=9000):
@@ -240,38 +282,45 @@ def test_the_plugin_offers_each_filter_under_its_name():
 
 def test_a_field_the_rdma_tool_left_out_shows_as_a_question_mark_and_no_netdev_as_nothing():
     # rdma/link.c prints state and netdev only when the kernel reported them
-    assert observe.verify_rdma_device_seen('[{}]', ['rxe0']) == {
+    assert observe.verify_rdma_device_seen(reading('[{}]', ['rxe0'])) == {
         'observed': 'rdma link: ?/? ?; /sys/class/infiniband: rxe0', 'ok': False}
     assert observe.verify_rdma_links(json.dumps([{'ifname': 'mlx5_0', 'port': 1}])) == [
         {'device': 'mlx5_0', 'port': 1, 'state': '?', 'netdev': ''}]
 
 
 def test_pod_rdma_traffic_skipped_on_an_interface_without_an_rdma_device_says_none():
-    assert observe.verify_container_rdma_traffic_seen(dict(NETWORK, interface='eth7'), LINKS, False) == {
+    assert observe.verify_container_rdma_traffic_seen(dict(NETWORK, interface='eth7'), LAB) == {
         'skip': 'skipped on the node (none on eth7): proven pod to pod by the cluster check "RDMA traffic '
                 'between two pods" (-e verify_rdma_perftest=true)'}
 
 
 def test_a_systemctl_value_holding_an_equals_sign_is_read_whole():
     # systemctl show prints Name=value; a value may itself hold '=' (Environment=...)
-    seen = observe.verify_memlock_seen('Environment=GOGC=50 GODEBUG=madvdontneed=1\nLimitMEMLOCK=infinity\n'
-                                       'MainPID=812\n', LIMITS.format(soft='unlimited', hard='unlimited'),
-                                       'containerd.service')
+    containerd = show('containerd', Environment='GOGC=50 GODEBUG=madvdontneed=1')
+    seen = observe.verify_memlock_seen(memlock_reading([containerd],
+                                                       {812: LIMITS.format(soft='unlimited', hard='unlimited')}))
     assert seen == {'systemd': {'observed': 'infinity', 'ok': True},
                     'process': {'observed': 'soft unlimited, hard unlimited (pid 812)', 'ok': True}}
 
 
-@pytest.mark.parametrize('show', ['', None, 'MainPID=\nLimitMEMLOCK=\n'])
-def test_no_systemctl_output_or_empty_values_fail_both_rows_as_not_running(show):
-    assert observe.verify_memlock_seen(show, '', 'containerd.service') == {
+@pytest.mark.parametrize('output', ['', None, 'MainPID=\nLimitMEMLOCK=\n'])
+def test_no_systemctl_output_or_empty_values_fail_both_rows_as_not_running(output):
+    assert observe.verify_memlock_seen(output) == {
         'systemd': {'observed': '', 'ok': False},
-        'process': {'observed': 'containerd.service is not running (MainPID 0)', 'ok': False}}
+        'process': {'observed': '? is not running (MainPID 0)', 'ok': False}}
 
 
 def test_a_running_process_whose_limits_were_not_read_shows_question_marks():
-    assert observe.verify_memlock_seen('LimitMEMLOCK=infinity\nMainPID=812\n', '', 'containerd.service') == {
+    assert observe.verify_memlock_seen(memlock_reading([show('containerd')])) == {
         'systemd': {'observed': 'infinity', 'ok': True},
         'process': {'observed': 'soft ?, hard ? (pid 812)', 'ok': False}}
+
+
+def test_the_limits_read_are_those_of_the_chosen_units_process():
+    # Another unit's running process (pid 900) has unlimited; the chosen one's were not read.
+    assert observe.verify_memlock_seen(memlock_reading(
+        NO_K3S + [show('containerd')], {900: LIMITS.format(soft='unlimited', hard='unlimited')}))['process'] == {
+        'observed': 'soft ?, hard ? (pid 812)', 'ok': False}
 
 
 def test_the_nad_config_row_when_spec_config_is_set():
