@@ -645,6 +645,28 @@ def network_operator_chart_row(settings):
     return network_operator_chart(settings)[0]
 
 
+def ipu_operator_chart(settings):
+    """The ipu_operator_charts row of ipu_operator_chart_version ({} when none) with what the role
+    installs from it: url (the archive under ipu_operator_chart_repo_url), crd_checksum (the site's
+    ipu_operator_crd_checksum, else the row's crd_sha256, named by crd_checksum_setting) and
+    image_rewrites ({chart's kube-rbac-proxy image: ipu_operator_kube_rbac_proxy_image}, empty when
+    either is empty or they are the same)."""
+    version = settings['ipu_operator_chart_version']
+    row = dict((settings['ipu_operator_charts'] or {}).get(version) or {})
+    if not row:
+        return {}
+    site_crd, site_image, chart_image = (settings['ipu_operator_crd_checksum'],
+                                         settings.get('ipu_operator_kube_rbac_proxy_image'),
+                                         row.get('kube_rbac_proxy_image'))
+    row.update(url=str(settings.get('ipu_operator_chart_repo_url', '')).rstrip('/') + '/' + str(row.get('archive', '')),
+               crd_checksum=site_crd or row.get('crd_sha256') or '',
+               crd_checksum_setting=('ipu_operator_crd_checksum' if site_crd
+                                     else 'ipu_operator_charts.%s.crd_sha256' % version),
+               image_rewrites={chart_image: site_image} if site_image and chart_image and site_image != chart_image
+               else {})
+    return row
+
+
 def ipu_operator_chart_problem(settings):
     """The IPU Operator chart: a row of the chart table with a pinned archive, and, for a chart
     without its CRD, a CRD source and the sha256 it is checked against."""
@@ -653,7 +675,7 @@ def ipu_operator_chart_problem(settings):
         return ('ipu_operator_chart_version is "%s", which has no row in ipu_operator_charts (%s): pick one of '
                 'those, or add a row with the facts read in that chart (archive, sha256, ships_crd, crd_sha256, '
                 'kube_rbac_proxy_image).' % (version, _join(charts)))
-    row = charts[version] or {}
+    row = ipu_operator_chart(settings)
     archive, digest = row.get('archive', ''), row.get('sha256', '')
     if not (archive and isinstance(digest, str) and SHA256_RE.fullmatch(digest)):
         return ('ipu_operator_charts["%s"] has archive "%s" and sha256 "%s": give the archive\'s path in the '
@@ -666,8 +688,7 @@ def ipu_operator_chart_problem(settings):
                 'are empty: set ipu_operator_crd_url to the graphcore.ai_ipujobs_*.yaml asset of the matching '
                 'graphcore/helm-charts release, or ipu_operator_crd_local_path to a copy of it on the Ansible control '
                 'node.' % version)
-    checksum = settings['ipu_operator_crd_checksum'] or row.get('crd_sha256')
-    if not (isinstance(checksum, str) and SHA256_RE.fullmatch(checksum)):
+    if not (isinstance(row['crd_checksum'], str) and SHA256_RE.fullmatch(row['crd_checksum'])):
         return ('Chart %s needs its IPUJob CRD applied first, and ipu_operator_crd_checksum is "%s": set it to the '
                 'CRD file\'s sha256, 64 lowercase hex digits without a "sha256:" prefix (sha256sum '
                 'graphcore.ai_ipujobs_*.yaml), so a changed or truncated file is refused before it reaches the '
@@ -771,5 +792,6 @@ class FilterModule(object):
             'ipu_k8s_cluster_interface_of': cluster_interface,
             'ipu_k8s_cluster_addresses_problem': cluster_addresses_problem,
             'ipu_k8s_network_operator_chart': network_operator_chart_row,
+            'ipu_k8s_ipu_operator_chart': ipu_operator_chart,
             'ipu_k8s_problems': problems,
         }
