@@ -38,7 +38,8 @@ def test_days_left_and_not_after_are_read_from_the_certificate(tmp_path):
     pem, not_after = _certificate(tmp_path, 365)
     now = not_after - datetime.timedelta(days=20, hours=5)
     result = webhook.ipu_operator_webhook_cert(_secret(pem), now=now)
-    assert result == {'present': True, 'not_after': not_after.strftime('%Y-%m-%dT%H:%M:%SZ'), 'days_left': 20}
+    assert result == {'present': True, 'not_after': not_after.strftime('%Y-%m-%dT%H:%M:%SZ'), 'days_left': 20,
+                      'renew': False}
 
 
 def test_an_expired_certificate_has_negative_days_left(tmp_path):
@@ -53,7 +54,16 @@ def test_a_fresh_certificate_counts_from_now(tmp_path):
 
 
 def test_no_secret_yet_is_not_an_error():
-    assert webhook.ipu_operator_webhook_cert([]) == {'present': False, 'not_after': '', 'days_left': None}
+    assert webhook.ipu_operator_webhook_cert([], 30) == {'present': False, 'not_after': '', 'days_left': None,
+                                                          'renew': False}
+
+
+@pytest.mark.parametrize('days_left, renew', [(29, True), (30, False), (-3, True)])
+def test_the_release_is_upgraded_when_the_certificate_has_fewer_days_than_the_setting(tmp_path, days_left, renew):
+    pem, not_after = _certificate(tmp_path, 365)
+    now = not_after - datetime.timedelta(days=days_left, hours=1)
+    result = webhook.ipu_operator_webhook_cert(_secret(pem), 30, now=now)
+    assert (result['days_left'], result['renew']) == (days_left, renew)
 
 
 def test_a_secret_without_a_certificate_is_refused_naming_it():
