@@ -1,6 +1,7 @@
-"""The network_operator role's chart choice, Helm values and NicClusterPolicy, rendered
-through the role's real defaults, vars and templates, for every chart release the role
-supports; and the static shape of the helm, network_operator and rdma_network roles."""
+"""The network_operator role's chart choice (the role's filter over its own table, and the
+validate entry point's refusals run through a play), Helm values and NicClusterPolicy,
+rendered through the role's real defaults, vars and templates, for every chart release the
+role supports; and the static shape of the helm, network_operator and rdma_network roles."""
 
 import importlib.util
 import json
