@@ -9,8 +9,10 @@ renews it in between: a release older than a year serves an expired certificate 
 API server rejects every IPUJob. Chart 1.1.0's kube-webhook-certgen jobs write the same
 Secret name and keys.
 
-- ipu_operator_fullname(release, chart_name, values): the chart's "ipu-operator.fullname"
-  (templates/_helpers.tpl), which names the Secret.
+- helm_fullname(release, chart_name, values): the fullname helper `helm create` writes, as the
+  ipu-operator charts ("ipu-operator.fullname", which names the Secret), the network-operator
+  chart ("network-operator.fullname", its operator Deployment) and its Node Feature Discovery
+  subchart (its master and worker) define it in templates/_helpers.tpl.
 - ipu_operator_webhook_cert(resources, renew_days=0, now=None): from the k8s_info resources of
   that Secret -> {'present': bool, 'not_after': ISO 8601 UTC, 'days_left': whole days, 'renew':
   whether it is there with fewer than renew_days days left (a run then upgrades the release)}.
@@ -37,8 +39,9 @@ def _trunc(name):
     return name[:-1] if name.endswith('-') else name
 
 
-def ipu_operator_fullname(release, chart_name, values=None):
-    """templates/_helpers.tpl "ipu-operator.fullname" of charts 1.1.0 and 1.2.0."""
+def helm_fullname(release, chart_name, values=None):
+    """The fullname helper: fullnameOverride, else the release name when it holds the chart's
+    name (or nameOverride), else <release>-<name>; cut to 63 characters without a trailing "-"."""
     values = values or {}
     if values.get('fullnameOverride'):
         return _trunc(str(values['fullnameOverride']))
@@ -75,6 +78,6 @@ class FilterModule(object):
 
     def filters(self):
         return {
-            'ipu_operator_fullname': ipu_operator_fullname,
+            'helm_fullname': helm_fullname,
             'ipu_operator_webhook_cert': ipu_operator_webhook_cert,
         }

@@ -499,18 +499,3 @@ def test_row_with_an_unknown_ipam_is_refused():
     # The role's argument spec holds the choices; Ansible refuses before the first task.
     assert 'value of ipam must be one of: whereabouts, nv-ipam, got: dhcp' in VALIDATE_CASES.refusal('ipam-dhcp')
     VALIDATE_CASES.passes('site-digest-26.1.2')
-
-
-@pytest.mark.parametrize('release, fullname', [
-    # NFD's fullname helper (charts/node-feature-discovery/templates/_helpers.tpl at 25.4.0):
-    # the release name when it contains the chart name, else <release>-node-feature-discovery,
-    # cut to 63 characters without a trailing dash.
-    ('network-operator', 'network-operator-node-feature-discovery'),
-    ('node-feature-discovery-net', 'node-feature-discovery-net'),
-    ('a' * 40, 'a' * 40 + '-node-feature-discovery'[:23]),
-    ('b' * 41, 'b' * 41 + '-node-feature-discover'),
-    ('c' * 62, 'c' * 62),
-])
-def test_nfd_workload_names_follow_the_subcharts_fullname_helper(release, fullname):
-    variables = {'ipu_k8s_network_operator_release': release}
-    assert role_expression('network_operator', '{{ __network_operator_nfd_fullname }}', variables) == fullname

@@ -83,4 +83,29 @@ def test_a_secret_without_a_certificate_is_refused_naming_it():
     ('r' * 62, {}, 'r' * 62),
 ])
 def test_the_secret_is_named_as_the_chart_names_it(release, values, fullname):
-    assert webhook.ipu_operator_fullname(release, 'ipu-operator', values) == fullname
+    assert webhook.helm_fullname(release, 'ipu-operator', values) == fullname
+
+
+@pytest.mark.parametrize('release, fullname', [
+    # NFD's fullname helper (network-operator 25.4.0, charts/node-feature-discovery/templates/_helpers.tpl):
+    # the release name when it contains the chart name, else <release>-node-feature-discovery, cut to 63
+    # characters without a trailing dash.
+    ('network-operator', 'network-operator-node-feature-discovery'),
+    ('node-feature-discovery-net', 'node-feature-discovery-net'),
+    ('a' * 40, 'a' * 40 + '-node-feature-discovery'[:23]),
+    ('b' * 41, 'b' * 41 + '-node-feature-discover'),
+    ('c' * 62, 'c' * 62),
+])
+def test_node_feature_discovery_workloads_are_named_as_the_subchart_names_them(release, fullname):
+    assert webhook.helm_fullname(release, 'node-feature-discovery') == fullname
+
+
+@pytest.mark.parametrize('release, fullname', [
+    # "network-operator.fullname" (Mellanox/network-operator deployment/network-operator/templates/_helpers.tpl).
+    ('network-operator', 'network-operator'),
+    ('nvidia-network-operator', 'nvidia-network-operator'),
+    ('rdma', 'rdma-network-operator'),
+    ('n' * 50, 'n' * 50 + '-network-oper'),
+])
+def test_the_operator_deployment_is_named_as_the_network_operator_chart_names_it(release, fullname):
+    assert webhook.helm_fullname(release, 'network-operator') == fullname

@@ -32,11 +32,11 @@ def test_a_certificate_that_is_not_base64_is_refused():
 @pytest.mark.parametrize('override, fullname', [('o' * 70, 'o' * 63), ('o' * 62 + '-x', 'o' * 62),
                                                 ('ops-', 'ops')])
 def test_a_full_name_override_is_cut_as_the_chart_cuts_it(override, fullname):
-    assert webhook.ipu_operator_fullname('graphcore', 'ipu-operator', {'fullnameOverride': override}) == fullname
+    assert webhook.helm_fullname('graphcore', 'ipu-operator', {'fullnameOverride': override}) == fullname
 
 
 def test_a_release_name_holding_the_chart_name_is_the_full_name():
-    assert webhook.ipu_operator_fullname('prod-ipu-operator-2', 'ipu-operator', None) == 'prod-ipu-operator-2'
+    assert webhook.helm_fullname('prod-ipu-operator-2', 'ipu-operator', None) == 'prod-ipu-operator-2'
 
 
 def test_days_left_are_whole_days_before_not_after(tmp_path):
