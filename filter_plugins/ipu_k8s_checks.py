@@ -583,6 +583,90 @@ def control_plane_endpoint_problem(settings):
     return ''
 
 
+def network_operator_chart(settings):
+    """(row, problem): the network_operator_chart_table row the site gets (the one named by
+    network_operator_chart_version, else the newest serving ipu_k8s_kubernetes_minor) with the
+    sha256 its archive is checked against (archive_sha256: the row's, else
+    network_operator_chart_sha256, named by archive_sha256_setting); and the first rule it breaks
+    ('' when none): one row fits, a pinned row serves the minor, the layout can express the
+    settings, the IPAM fits the layout and images, the archive can be checked. The layout and
+    ipam values themselves are choices of the role's argument spec."""
+    table, version = settings['network_operator_chart_table'] or [], settings['network_operator_chart_version']
+    minor, site_sha = settings['ipu_k8s_kubernetes_minor'], settings['network_operator_chart_sha256']
+    if version:
+        matches = [row for row in table if row.get('chart_version') == version]
+    else:
+        matches = [row for row in [release_for_minor(table, minor, 'chart_version')] if row]
+    if len(matches) != 1:
+        if version:
+            return {}, ('network_operator_chart_version %s is not a row of network_operator_chart_table (known: %s). '
+                        'Add a row for it (Kubernetes range, repo_url, layout, ipam, and images for the policy '
+                        'layout).' % (version, _join(row.get('chart_version') for row in table)))
+        ranges = _join('%s-%s' % (row['kubernetes_min'], row['kubernetes_max']) for row in table
+                       if 'kubernetes_min' in row)
+        return {}, ('No network-operator chart release in network_operator_chart_table supports Kubernetes %s (%s). '
+                    'Set network_operator_chart_version to a release NVIDIA documents for it, or add a row to the '
+                    'table.' % (minor, ranges))
+    row = dict(matches[0])
+    row_sha = row.get('chart_sha256') or ''
+    row.update(archive_sha256=row_sha or site_sha,
+               archive_sha256_setting=('chart_sha256 of row %s of network_operator_chart_table' % row['chart_version']
+                                       if row_sha else 'network_operator_chart_sha256'))
+    chart, layout, ipam, prefix = row['chart_version'], row['layout'], row['ipam'], settings['ipu_k8s_rdma_resource_prefix']
+    pinned = pinned_release_problem(table, minor, 'network_operator_chart_version', version, 'chart_version',
+                                    'network_operator_chart_table')
+    if pinned:
+        return row, pinned
+    if (layout == 'legacy' and prefix != 'rdma') or (layout == 'policy' and 'images' not in row):
+        return row, ('Chart %s (%s layout): the layout must be legacy or policy; legacy charts (before 24.10) always '
+                     'publish the RDMA resource under the prefix "rdma" (ipu_k8s_rdma_resource_prefix is "%s"); a '
+                     'policy-layout row needs its images.' % (chart, layout, prefix))
+    image = ipam.replace('-', '_')
+    if (ipam == 'nv-ipam' and layout != 'policy') or (layout == 'policy' and image not in row['images']):
+        return row, ('network_operator_chart_table row %s: ipam is "%s". It must be whereabouts or nv-ipam; nv-ipam '
+                     'needs the policy layout; a policy row needs images.%s. Fix the row.' % (chart, ipam, image))
+    if not (isinstance(site_sha, str) and (site_sha == '' or SHA256_RE.fullmatch(site_sha))):
+        return row, ('network_operator_chart_sha256 is "%s": it must be the archive\'s sha256, 64 lowercase hex '
+                     'digits (sha256sum network-operator-%s.tgz).' % (site_sha, chart))
+    if site_sha and row_sha and site_sha != row_sha:
+        return row, ('network_operator_chart_sha256 is %s, but network-operator %s\'s archive has sha256 %s (the '
+                     'repository\'s index). Remove network_operator_chart_sha256.' % (site_sha, chart, row_sha))
+    if not row['archive_sha256']:
+        return row, ('network-operator %s comes from %s, which publishes no checksum this project could pin, and '
+                     'network_operator_chart_sha256 is empty. Set it to the sha256 of %s as your site verified it (on '
+                     'a trusted machine: curl -fsSLO %s && sha256sum network-operator-%s.tgz); '
+                     'network_operator_chart_local_path, if set, must be that file.'
+                     % (chart, row.get('repo_url'), row.get('chart_url'), row.get('chart_url'), chart))
+    return row, ''
+
+
+def network_operator_chart_row(settings):
+    """The chosen network_operator_chart_table row ({} when none fits), as network_operator_chart."""
+    return network_operator_chart(settings)[0]
+
+
+def ipu_operator_chart(settings):
+    """The ipu_operator_charts row of ipu_operator_chart_version ({} when none) with what the role
+    installs from it: url (the archive under ipu_operator_chart_repo_url), crd_checksum (the site's
+    ipu_operator_crd_checksum, else the row's crd_sha256, named by crd_checksum_setting) and
+    image_rewrites ({chart's kube-rbac-proxy image: ipu_operator_kube_rbac_proxy_image}, empty when
+    either is empty or they are the same)."""
+    version = settings['ipu_operator_chart_version']
+    row = dict((settings['ipu_operator_charts'] or {}).get(version) or {})
+    if not row:
+        return {}
+    site_crd, site_image, chart_image = (settings['ipu_operator_crd_checksum'],
+                                         settings.get('ipu_operator_kube_rbac_proxy_image'),
+                                         row.get('kube_rbac_proxy_image'))
+    row.update(url=str(settings.get('ipu_operator_chart_repo_url', '')).rstrip('/') + '/' + str(row.get('archive', '')),
+               crd_checksum=site_crd or row.get('crd_sha256') or '',
+               crd_checksum_setting=('ipu_operator_crd_checksum' if site_crd
+                                     else 'ipu_operator_charts.%s.crd_sha256' % version),
+               image_rewrites={chart_image: site_image} if site_image and chart_image and site_image != chart_image
+               else {})
+    return row
+
+
 def ipu_operator_chart_problem(settings):
     """The IPU Operator chart: a row of the chart table with a pinned archive, and, for a chart
     without its CRD, a CRD source and the sha256 it is checked against."""
@@ -591,7 +675,7 @@ def ipu_operator_chart_problem(settings):
         return ('ipu_operator_chart_version is "%s", which has no row in ipu_operator_charts (%s): pick one of '
                 'those, or add a row with the facts read in that chart (archive, sha256, ships_crd, crd_sha256, '
                 'kube_rbac_proxy_image).' % (version, _join(charts)))
-    row = charts[version] or {}
+    row = ipu_operator_chart(settings)
     archive, digest = row.get('archive', ''), row.get('sha256', '')
     if not (archive and isinstance(digest, str) and SHA256_RE.fullmatch(digest)):
         return ('ipu_operator_charts["%s"] has archive "%s" and sha256 "%s": give the archive\'s path in the '
@@ -604,8 +688,7 @@ def ipu_operator_chart_problem(settings):
                 'are empty: set ipu_operator_crd_url to the graphcore.ai_ipujobs_*.yaml asset of the matching '
                 'graphcore/helm-charts release, or ipu_operator_crd_local_path to a copy of it on the Ansible control '
                 'node.' % version)
-    checksum = settings['ipu_operator_crd_checksum'] or row.get('crd_sha256')
-    if not (isinstance(checksum, str) and SHA256_RE.fullmatch(checksum)):
+    if not (isinstance(row['crd_checksum'], str) and SHA256_RE.fullmatch(row['crd_checksum'])):
         return ('Chart %s needs its IPUJob CRD applied first, and ipu_operator_crd_checksum is "%s": set it to the '
                 'CRD file\'s sha256, 64 lowercase hex digits without a "sha256:" prefix (sha256sum '
                 'graphcore.ai_ipujobs_*.yaml), so a changed or truncated file is refused before it reaches the '
@@ -672,6 +755,7 @@ RULES = {
     'helm_download': helm_download_problem,
     'kubeadm_api': kubeadm_api_problem,
     'control_plane_endpoint': control_plane_endpoint_problem,
+    'network_operator_chart': lambda s: network_operator_chart(s)[1],
     'ipu_operator_chart': ipu_operator_chart_problem,
     'ipu_operator_values': ipu_operator_values_problem,
     'become_root': become_root_problem,
@@ -704,9 +788,10 @@ class FilterModule(object):
             'ipu_k8s_kubernetes_support_warning': kubernetes_support_warning,
             'ipu_k8s_chart_support_warning': chart_support_warning,
             'ipu_k8s_release_for_minor': release_for_minor,
-            'ipu_k8s_pinned_release_problem': pinned_release_problem,
             'ipu_k8s_cluster_interface_problem': cluster_interface_problem,
             'ipu_k8s_cluster_interface_of': cluster_interface,
             'ipu_k8s_cluster_addresses_problem': cluster_addresses_problem,
+            'ipu_k8s_network_operator_chart': network_operator_chart_row,
+            'ipu_k8s_ipu_operator_chart': ipu_operator_chart,
             'ipu_k8s_problems': problems,
         }

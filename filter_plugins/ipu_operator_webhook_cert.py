@@ -9,10 +9,13 @@ renews it in between: a release older than a year serves an expired certificate 
 API server rejects every IPUJob. Chart 1.1.0's kube-webhook-certgen jobs write the same
 Secret name and keys.
 
-- ipu_operator_fullname(release, chart_name, values): the chart's "ipu-operator.fullname"
-  (templates/_helpers.tpl), which names the Secret.
-- ipu_operator_webhook_cert(resources, now=None): from the k8s_info resources of that
-  Secret -> {'present': bool, 'not_after': ISO 8601 UTC, 'days_left': whole days}.
+- helm_fullname(release, chart_name, values): the fullname helper `helm create` writes, as the
+  ipu-operator charts ("ipu-operator.fullname", which names the Secret), the network-operator
+  chart ("network-operator.fullname", its operator Deployment) and its Node Feature Discovery
+  subchart (its master and worker) define it in templates/_helpers.tpl.
+- ipu_operator_webhook_cert(resources, renew_days=0, now=None): from the k8s_info resources of
+  that Secret -> {'present': bool, 'not_after': ISO 8601 UTC, 'days_left': whole days, 'renew':
+  whether it is there with fewer than renew_days days left (a run then upgrades the release)}.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -36,8 +39,9 @@ def _trunc(name):
     return name[:-1] if name.endswith('-') else name
 
 
-def ipu_operator_fullname(release, chart_name, values=None):
-    """templates/_helpers.tpl "ipu-operator.fullname" of charts 1.1.0 and 1.2.0."""
+def helm_fullname(release, chart_name, values=None):
+    """The fullname helper: fullnameOverride, else the release name when it holds the chart's
+    name (or nameOverride), else <release>-<name>; cut to 63 characters without a trailing "-"."""
     values = values or {}
     if values.get('fullnameOverride'):
         return _trunc(str(values['fullnameOverride']))
@@ -47,10 +51,10 @@ def ipu_operator_fullname(release, chart_name, values=None):
     return _trunc('%s-%s' % (release, name))
 
 
-def ipu_operator_webhook_cert(resources, now=None):
-    """{'present', 'not_after', 'days_left'} of the certificate in the Secret's data.cert."""
+def ipu_operator_webhook_cert(resources, renew_days=0, now=None):
+    """{'present', 'not_after', 'days_left', 'renew'} of the certificate in the Secret's data.cert."""
     if not resources:
-        return {'present': False, 'not_after': '', 'days_left': None}
+        return {'present': False, 'not_after': '', 'days_left': None, 'renew': False}
     secret = resources[0]
     name = secret.get('metadata', {}).get('name', '?')
     encoded = (secret.get('data') or {}).get('cert', '')
@@ -64,9 +68,9 @@ def ipu_operator_webhook_cert(resources, now=None):
                                  'see kubectl get secret %s -o yaml' % (name, e, name))
     not_after = getattr(certificate, 'not_valid_after_utc', None) or \
         certificate.not_valid_after.replace(tzinfo=datetime.timezone.utc)
-    now = now or datetime.datetime.now(datetime.timezone.utc)
-    return {'present': True, 'not_after': not_after.strftime('%Y-%m-%dT%H:%M:%SZ'),
-            'days_left': (not_after - now).days}
+    days_left = (not_after - (now or datetime.datetime.now(datetime.timezone.utc))).days
+    return {'present': True, 'not_after': not_after.strftime('%Y-%m-%dT%H:%M:%SZ'), 'days_left': days_left,
+            'renew': days_left < int(renew_days)}
 
 
 class FilterModule(object):
@@ -74,6 +78,6 @@ class FilterModule(object):
 
     def filters(self):
         return {
-            'ipu_operator_fullname': ipu_operator_fullname,
+            'helm_fullname': helm_fullname,
             'ipu_operator_webhook_cert': ipu_operator_webhook_cert,
         }

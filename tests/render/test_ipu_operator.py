@@ -424,18 +424,6 @@ def test_stored_key_lists_are_the_real_charts():
 # --- webhook certificate renewal -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("cert, renew", [
-    ({"present": True, "not_after": "2027-01-01T00:00:00Z", "days_left": 29}, True),
-    ({"present": True, "not_after": "2027-01-01T00:00:00Z", "days_left": 30}, False),
-    ({"present": True, "not_after": "2026-01-01T00:00:00Z", "days_left": -3}, True),
-    ({"present": False, "not_after": "", "days_left": None}, False),
-])
-def test_the_release_is_upgraded_when_the_webhook_certificate_has_fewer_days_than_the_setting(cert, renew):
-    decided = role_expression("ipu_operator", "{{ __ipu_operator_webhook_cert_renew | bool }}",
-                              {"ipu_operator_webhook_cert": cert, "ipu_operator_webhook_cert_renew_days": 30})
-    assert decided is renew
-
-
 def test_the_webhook_secret_is_the_charts_fullname_admission():
     assert role_expression("ipu_operator", "{{ __ipu_operator_webhook_secret }}", {}) == "ipu-operator-admission"
     assert role_expression("ipu_operator", "{{ __ipu_operator_webhook_secret }}",

@@ -4,7 +4,7 @@ The chart is made by the test: a Deployment with the same kube-rbac-proxy contai
 the real ipu-operator charts 1.1.0 and 1.2.0 hard-code (tests/schemas/ipu_operator/
 chart-values-keys.yaml, hardcoded_images), never the upstream chart. The post-renderer
 program is the role's (files/helm_image_rewrite.py) and the images it rewrites are the role's
-mapping (__ipu_operator_image_rewrites) written as JSON beside it, as tasks/chart.yml installs
+mapping (__ipu_operator_chart.image_rewrites) written as JSON beside it, as tasks/chart.yml installs
 them.
 
 Helm 3 (post-renderers are executables there; the role installs 3.x): $IPU_K8S_HELM, or
@@ -102,7 +102,7 @@ def _post_renderer(tmp_path, image):
     program = Path(role_expression('ipu_operator', '{{ __ipu_operator_post_renderer }}', overrides))
     shutil.copy(ROLE / 'files' / 'helm_image_rewrite.py', program)
     program.chmod(0o755)
-    rewrites = role_expression('ipu_operator', '{{ __ipu_operator_image_rewrites | ansible.builtin.to_nice_json }}',
+    rewrites = role_expression('ipu_operator', '{{ __ipu_operator_chart.image_rewrites | ansible.builtin.to_nice_json }}',
                                overrides)
     Path(str(program) + '.json').write_text(rewrites + '\n')
     return program

@@ -1,14 +1,24 @@
-"""The network_operator role's chart choice, Helm values and NicClusterPolicy, rendered
-through the role's real defaults, vars and templates, for every chart release the role
-supports; and the static shape of the helm, network_operator and rdma_network roles."""
+"""The network_operator role's chart choice (the role's filter over its own table, and the
+validate entry point's refusals run through a play), Helm values and NicClusterPolicy,
+rendered through the role's real defaults, vars and templates, for every chart release the
+role supports; and the static shape of the helm, network_operator and rdma_network roles."""
 
+import importlib.util
 import json
+import sys
 
 import pytest
 import yaml
 
-from ipu_k8s_render import (ROLES, SCHEMAS, flatten_keys, load_role_yaml, render_role_template, render_role_yaml,
+from ipu_k8s_render import (ROLES, ROOT, SCHEMAS, flatten_keys, load_role_yaml, render_role_template, render_role_yaml,
                       role_expression, role_variables, validate_custom_resource)
+
+sys.path.insert(0, str(ROOT / 'tests'))
+from playbook_runner import run_playbook  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location('ipu_k8s_checks', ROOT / 'filter_plugins' / 'ipu_k8s_checks.py')
+checks = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(checks)
 
 SCHEMA_DIR = SCHEMAS / 'network_operator'
 # What each chart release is, read from the release itself (tests/schemas/network_operator).
@@ -47,26 +57,79 @@ POLICY_VERSIONS = [row['chart_version'] for row in chart_table() if row['layout'
 ROWS = dict((row['chart_version'], row) for row in chart_table())
 
 
-def chosen_chart(kubernetes_version, chart_version=''):
-    return role_expression('network_operator', '{{ __network_operator_chart }}', {
-        'ipu_k8s_kubernetes_version': kubernetes_version,
-        'network_operator_chart_version': chart_version,
-    })
+def chosen_chart(kubernetes_version, chart_version='', sha256=''):
+    """The row the role's filter picks from the role's own table for these settings."""
+    return checks.network_operator_chart_row({
+        'network_operator_chart_table': chart_table(), 'network_operator_chart_version': chart_version,
+        'network_operator_chart_sha256': sha256, 'ipu_k8s_rdma_resource_prefix': 'rdma',
+        'ipu_k8s_kubernetes_minor': '.'.join(kubernetes_version.split('.')[:2])})
 
 
-def task_named(role, task_file, name):
-    tasks = yaml.safe_load((ROLES / role / 'tasks' / task_file).read_text())
-    return next(t for t in tasks if t['name'] == name)
+class ValidateCases:
+    """The validate entry point (what preflight runs) run once through a play, one local host
+    per case with the case's settings as host variables: refusal(case) is the message the
+    host failed with, passes(case) asserts it did not fail."""
+
+    SHA = 'ab' * 32
+
+    def __init__(self):
+        self._failures = None
+
+    def cases(self):
+        def served_by(row):
+            return {'ipu_k8s_kubernetes_version': row['kubernetes_min'] + '.0'} if 'kubernetes_min' in row else {}
+        legacy = {'ipu_k8s_kubernetes_version': '1.25.16', 'network_operator_chart_version': '1.4.0'}
+        cases = {'kubernetes-%s' % version: {'ipu_k8s_kubernetes_version': version}
+                 for version in ('1.16.15', '1.27.4', '1.36.0')}
+        for version in NO_DIGEST_VERSIONS:
+            pinned = dict(served_by(ROWS[version]), network_operator_chart_version=version)
+            cases['no-digest-' + version] = pinned
+            cases['no-digest-local-' + version] = dict(pinned, network_operator_chart_local_path='/srv/no.tgz')
+            cases['site-digest-' + version] = dict(pinned, network_operator_chart_sha256=self.SHA)
+        cases.update({'unreadable-' + version: {'network_operator_chart_version': version}
+                      for version in UNREADABLE_VERSIONS})
+        cases.update({
+            'bad-digest': dict(legacy, network_operator_chart_sha256='ABC'),
+            'other-digest': dict(legacy, network_operator_chart_sha256=self.SHA),
+            'same-digest': dict(legacy, network_operator_chart_sha256=RELEASES['1.4.0']['chart_archive']['sha256']),
+            'unknown-version': {'network_operator_chart_version': '9.9.9'},
+            'legacy-prefix': {'ipu_k8s_kubernetes_version': '1.25.16', 'ipu_k8s_rdma_resource_prefix': 'nvidia.com'},
+            'policy-prefix': {'ipu_k8s_kubernetes_version': '1.31.4', 'ipu_k8s_rdma_resource_prefix': 'nvidia.com',
+                              'network_operator_chart_sha256': self.SHA},
+            'ipam-dhcp': {'network_operator_chart_table': [dict(ROWS['26.1.2'], ipam='dhcp')],
+                          'network_operator_chart_version': '26.1.2', 'network_operator_chart_sha256': self.SHA},
+        })
+        return cases
+
+    def failures(self, tmp):
+        if self._failures is None:
+            inventory, play = tmp / 'hosts.yml', tmp / 'play.yml'
+            inventory.write_text(yaml.safe_dump({'all': {
+                'hosts': self.cases(),
+                'vars': {'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}}}))
+            play.write_text(yaml.safe_dump([{'hosts': 'all', 'gather_facts': False, 'tasks': [{
+                'ansible.builtin.include_role': {'name': 'network_operator', 'tasks_from': 'validate'}}]}]))
+            run = run_playbook(play, inventory, tmp / 'runner', timeout=300)
+            assert run.status in ('successful', 'failed'), run.stdout[-3000:]
+            self._failures = dict((host, ' '.join(text.split())) for host, text in run.failures().items())
+        return self._failures
+
+    def refusal(self, case):
+        assert case in self.cases(), case
+        return self.failures(self.tmp)[case]
+
+    def passes(self, case):
+        assert case in self.cases(), case
+        assert case not in self.failures(self.tmp), self.failures(self.tmp)[case]
 
 
-def assert_task_holds(role, task_file, name, overrides):
-    """Evaluate an assert task's conditions and message with the role's variables."""
-    task = task_named(role, task_file, name)
-    variables = dict(overrides)
-    variables.update(task.get('vars', {}))
-    results = [role_expression(role, '{{ %s }}' % cond, variables) for cond in task['ansible.builtin.assert']['that']]
-    message = role_expression(role, task['ansible.builtin.assert']['fail_msg'], variables)
-    return all(r is True for r in results), ' '.join(message.split())
+NO_DIGEST_VERSIONS = [row['chart_version'] for row in chart_table() if not row.get('chart_sha256')]
+VALIDATE_CASES = ValidateCases()
+
+
+@pytest.fixture(autouse=True, scope='module')
+def _validate_cases_dir(tmp_path_factory):
+    VALIDATE_CASES.tmp = tmp_path_factory.mktemp('network_operator_validate')
 
 
 # --- chart release table ----------------------------------------------------------------
@@ -79,9 +142,7 @@ SERVED = [(f'{major}.{minor}.0', row['chart_version']) for row in chart_table() 
 
 @pytest.mark.parametrize('kubernetes_version, chart_version', SERVED)
 def test_chart_release_follows_the_kubernetes_minor(kubernetes_version, chart_version):
-    matches = role_expression('network_operator', '{{ __network_operator_matches }}',
-                              {'ipu_k8s_kubernetes_version': kubernetes_version})
-    assert [m['chart_version'] for m in matches] == [chart_version]
+    assert chosen_chart(kubernetes_version)['chart_version'] == chart_version
 
 
 @pytest.mark.parametrize('chart_version', [row['chart_version'] for row in chart_table() if 'kubernetes_min' not in row])
@@ -99,9 +160,7 @@ def test_shared_default_kubernetes_version_gets_a_current_chart():
 def test_row_of_a_release_that_could_not_be_read_is_never_installed(chart_version):
     assert RELEASES[chart_version]['source']['not_readable']
     assert 'kubernetes_min' not in ROWS[chart_version] and 'images' not in ROWS[chart_version]
-    ok, message = assert_task_holds('network_operator', 'select.yml', 'Check settings the chosen chart layout cannot express',
-                                    {'network_operator_chart_version': chart_version})
-    assert not ok and 'a policy-layout row needs its images' in message
+    assert 'a policy-layout row needs its images' in VALIDATE_CASES.refusal('unreadable-' + chart_version)
 
 
 @pytest.mark.parametrize('chart_version', [row['chart_version'] for row in chart_table() if 'kubernetes_min' in row])
@@ -170,9 +229,7 @@ def test_every_fact_names_its_upstream_source():
 @pytest.mark.parametrize('kubernetes_version', ['1.16.15', '1.27.4', '1.36.0'])
 def test_unsupported_kubernetes_minor_is_refused_with_a_way_out(kubernetes_version):
     assert chosen_chart(kubernetes_version) == {}
-    ok, message = assert_task_holds('network_operator', 'select.yml', 'Check that exactly one chart release fits',
-                                    {'ipu_k8s_kubernetes_version': kubernetes_version})
-    assert not ok
+    message = VALIDATE_CASES.refusal('kubernetes-' + kubernetes_version)
     minor = '.'.join(kubernetes_version.split('.')[:2])
     assert 'supports Kubernetes %s' % minor in message
     assert 'network_operator_chart_version' in message
@@ -187,24 +244,18 @@ def test_every_row_names_an_archive_of_its_repository():
 
 
 SITE_SHA = 'ab' * 32
-CHECK_VERIFIABLE = 'Check the chart can be verified before it is installed'
-
-
-@pytest.mark.parametrize('chart_version', [row['chart_version'] for row in chart_table() if not row.get('chart_sha256')])
+@pytest.mark.parametrize('chart_version', NO_DIGEST_VERSIONS)
 def test_release_without_a_published_digest_is_refused_until_the_site_gives_one(chart_version):
-    variables = {'network_operator_chart_version': chart_version}
-    ok, message = assert_task_holds('network_operator', 'select.yml', CHECK_VERIFIABLE, variables)
-    assert not ok
+    message = VALIDATE_CASES.refusal('no-digest-' + chart_version)
+    if 'images' not in ROWS[chart_version]:  # a row that could not be read is refused for that first
+        assert 'a policy-layout row needs its images' in message
+        return
     assert 'network_operator_chart_sha256 is empty' in message
     assert 'sha256sum network-operator-%s.tgz' % chart_version in message
     assert ROWS[chart_version]['chart_url'] in message
     # A local copy is checked like a download: it needs the sha256 too.
-    ok, _ = assert_task_holds('network_operator', 'select.yml', CHECK_VERIFIABLE,
-                              dict(variables, network_operator_chart_local_path='/srv/no.tgz'))
-    assert not ok
-    ok, _ = assert_task_holds('network_operator', 'select.yml', CHECK_VERIFIABLE,
-                              dict(variables, network_operator_chart_sha256=SITE_SHA))
-    assert ok
+    assert 'network_operator_chart_sha256 is empty' in VALIDATE_CASES.refusal('no-digest-local-' + chart_version)
+    VALIDATE_CASES.passes('site-digest-' + chart_version)
 
 
 def archive_fetch():
@@ -220,19 +271,13 @@ def test_site_digest_is_the_one_the_archive_is_checked_against():
     assert role_expression('network_operator', fetch['__ipu_k8s_fetch_url'], variables) == ROWS['26.1.2']['chart_url']
 
 
-@pytest.mark.parametrize('site_sha, expected', [
-    ('ABC', 'it must be the archive\'s sha256, 64 lowercase hex digits'),
-    (SITE_SHA, 'archive has sha256 ' + RELEASES['1.4.0']['chart_archive']['sha256']),
+@pytest.mark.parametrize('case, expected', [
+    ('bad-digest', 'network_operator_chart_sha256 is "ABC": it must be the archive\'s sha256, 64 lowercase hex digits'),
+    ('other-digest', 'archive has sha256 ' + RELEASES['1.4.0']['chart_archive']['sha256']),
 ])
-def test_bad_or_contradicting_site_digest_is_refused(site_sha, expected):
-    ok, message = assert_task_holds('network_operator', 'select.yml', CHECK_VERIFIABLE,
-                                    {'network_operator_chart_version': '1.4.0', 'network_operator_chart_sha256': site_sha})
-    assert not ok
-    assert expected in message
-    ok, _ = assert_task_holds('network_operator', 'select.yml', CHECK_VERIFIABLE,
-                              {'network_operator_chart_version': '1.4.0',
-                               'network_operator_chart_sha256': RELEASES['1.4.0']['chart_archive']['sha256']})
-    assert ok
+def test_bad_or_contradicting_site_digest_is_refused(case, expected):
+    assert expected in VALIDATE_CASES.refusal(case)
+    VALIDATE_CASES.passes('same-digest')
 
 
 def test_chart_version_override_wins_over_the_kubernetes_minor():
@@ -241,20 +286,12 @@ def test_chart_version_override_wins_over_the_kubernetes_minor():
 
 def test_unknown_chart_version_override_is_refused():
     assert chosen_chart('1.31.4', '9.9.9') == {}
-    ok, message = assert_task_holds('network_operator', 'select.yml', 'Check that exactly one chart release fits',
-                                    {'network_operator_chart_version': '9.9.9'})
-    assert not ok
-    assert '9.9.9 is not a row of network_operator_chart_table' in message
+    assert '9.9.9 is not a row of network_operator_chart_table' in VALIDATE_CASES.refusal('unknown-version')
 
 
 def test_legacy_chart_refuses_a_resource_prefix_it_cannot_publish():
-    ok, message = assert_task_holds('network_operator', 'select.yml', 'Check settings the chosen chart layout cannot express',
-                                    {'ipu_k8s_kubernetes_version': '1.25.16', 'ipu_k8s_rdma_resource_prefix': 'nvidia.com'})
-    assert not ok
-    assert 'prefix "rdma"' in message
-    ok, _ = assert_task_holds('network_operator', 'select.yml', 'Check settings the chosen chart layout cannot express',
-                              {'ipu_k8s_kubernetes_version': '1.31.4', 'ipu_k8s_rdma_resource_prefix': 'nvidia.com'})
-    assert ok
+    assert 'prefix "rdma"' in VALIDATE_CASES.refusal('legacy-prefix')
+    VALIDATE_CASES.passes('policy-prefix')
 
 
 # --- Helm values --------------------------------------------------------------------------
@@ -459,26 +496,6 @@ def test_archive_download_checks_the_rows_sha256():
 
 
 def test_row_with_an_unknown_ipam_is_refused():
-    table = [dict(ROWS['26.1.2'], ipam='dhcp')]
-    ok, message = assert_task_holds('network_operator', 'select.yml', "Check the row's IPAM",
-                                    {'network_operator_chart_table': table, 'network_operator_chart_version': '26.1.2'})
-    assert not ok
-    assert 'ipam is "dhcp"' in message
-    ok, message = assert_task_holds('network_operator', 'select.yml', "Check the row's IPAM",
-                                    {'network_operator_chart_version': '26.1.2'})
-    assert ok
-
-
-@pytest.mark.parametrize('release, fullname', [
-    # NFD's fullname helper (charts/node-feature-discovery/templates/_helpers.tpl at 25.4.0):
-    # the release name when it contains the chart name, else <release>-node-feature-discovery,
-    # cut to 63 characters without a trailing dash.
-    ('network-operator', 'network-operator-node-feature-discovery'),
-    ('node-feature-discovery-net', 'node-feature-discovery-net'),
-    ('a' * 40, 'a' * 40 + '-node-feature-discovery'[:23]),
-    ('b' * 41, 'b' * 41 + '-node-feature-discover'),
-    ('c' * 62, 'c' * 62),
-])
-def test_nfd_workload_names_follow_the_subcharts_fullname_helper(release, fullname):
-    variables = {'ipu_k8s_network_operator_release': release}
-    assert role_expression('network_operator', '{{ __network_operator_nfd_fullname }}', variables) == fullname
+    # The role's argument spec holds the choices; Ansible refuses before the first task.
+    assert 'value of ipam must be one of: whereabouts, nv-ipam, got: dhcp' in VALIDATE_CASES.refusal('ipam-dhcp')
+    VALIDATE_CASES.passes('site-digest-26.1.2')

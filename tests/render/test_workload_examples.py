@@ -1,7 +1,6 @@
-"""The workload examples an operator hands to users, one set per IPU-POD, built by the
-ipu_operator role's own task expression (tasks/examples.yml, filter
-ipu_k8s_workload_examples) from the V-IPU controllers the IPU nodes resolved, written as
-the role writes them (to_nice_yaml) and read back: the guide's native examples (8.1/8.2:
+"""The workload examples an operator hands to users, one set per IPU-POD, written by the
+ipu_operator role's examples entry point, run through a play with the site model of the
+V-IPU controllers the IPU nodes resolved and the settings as extra vars, and read back: the guide's native examples (8.1/8.2:
 training Job, inference Deployment, root and normal user) valid for the Kubernetes minor
 in use (kubernetes-validate, strict), the IPUJob valid against the IPUJob CRD's schema;
 each POD's pods ask for the one network name and the RDMA resource, carry that POD's
@@ -13,11 +12,13 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from ipu_k8s_render import ROOT, SCHEMAS, load_role_yaml, render_role_yaml, role_expression, validate_custom_resource
+from ipu_k8s_render import ROOT, SCHEMAS, validate_custom_resource
 
 sys.path.insert(0, str(ROOT / 'module_utils'))
+sys.path.insert(0, str(ROOT / 'tests'))
 import ipu_k8s_vipu_controllers  # noqa: E402  (needs the sys.path entry above)
 import ipu_k8s_rdma  # noqa: E402
+from playbook_runner import run_playbook  # noqa: E402
 
 SHARED = yaml.safe_load((ROOT / 'roles/ipu_k8s/defaults/main.yml').read_text())
 MINOR = '.'.join(SHARED['ipu_k8s_kubernetes_version'].split('.')[:2])
@@ -33,26 +34,23 @@ TWO_PODS = {'poplar-01': fact('10.247.208.5', 'pod001', 'vipu-ctrl=pod001'),
             'poplar-11': fact('10.5.212.116', 'pod002', 'graphcore.ai/vipu-ctrl=pod002', 8091)}
 
 
-def task(name):
-    return next(t for t in load_role_yaml('ipu_operator', 'tasks/examples.yml') if t['name'].startswith(name))
-
-
-def examples(node_facts, **overrides):
-    """{path: text} as tasks/examples.yml writes them."""
+def examples(tmp, node_facts, **overrides):
+    """{path: text} as the examples entry point writes them into ipu_operator_examples_dir."""
     plan = ipu_k8s_vipu_controllers.site_model(dict((h, {'vipu_server': f}) for h, f in node_facts.items()))['operator']
-    variables = dict(overrides, ipu_k8s_site={'operator': plan})
-    # tasks/smoke_manifest.yml's fact, which examples.yml includes first.
-    variables['ipu_operator_smoke_ipujob'] = render_role_yaml('ipu_operator', 'ipujob_mnist.yaml.j2', overrides)
-    built = role_expression('ipu_operator', task('Build the workload examples')['ansible.builtin.set_fact']
-                            ['__ipu_operator_examples'], variables)
-    content = task('Write the workload examples')['ansible.builtin.copy']['content']
-    return dict((path, role_expression('ipu_operator', content, {'item': {'key': path, 'value': obj}}))
-                for path, obj in built.items())
+    out, play = tmp / 'workloads', tmp / 'play.yml'
+    play.write_text(yaml.safe_dump([{'hosts': 'localhost', 'gather_facts': False, 'tasks': [{
+        'ansible.builtin.include_role': {'name': 'ipu_operator', 'tasks_from': 'examples'}}]}]))
+    run = run_playbook(play, 'localhost,', tmp / 'runner', cmdline=['-c', 'local'], timeout=120,
+                       extravars=dict(overrides, ipu_k8s_site={'operator': plan}, ipu_operator_examples_dir=str(out),
+                                      ansible_python_interpreter=sys.executable),
+                       envvars={'ANSIBLE_LOCALHOST_WARNING': 'false', 'ANSIBLE_INVENTORY_UNPARSED_WARNING': 'false'})
+    assert run.rc == 0, run.stdout[-3000:]
+    return dict((str(path.relative_to(out)), path.read_text()) for path in out.rglob('*.yaml'))
 
 
 @pytest.fixture(scope='module')
-def two_pods():
-    return dict((path, yaml.safe_load(text)) for path, text in examples(TWO_PODS).items())
+def two_pods(tmp_path_factory):
+    return dict((path, yaml.safe_load(text)) for path, text in examples(tmp_path_factory.mktemp('two'), TWO_PODS).items())
 
 
 def test_each_pod_gets_the_four_native_examples_and_there_is_one_ipujob(two_pods):
@@ -110,19 +108,16 @@ def test_each_pods_examples_reach_that_pods_controller_on_its_nodes(two_pods, po
     assert len(names) == 4
 
 
-def test_shared_settings_reach_the_examples():
-    written = examples(TWO_PODS, ipu_k8s_rdma_network_name='ipu-rdma', ipu_k8s_rdma_resource_name='hca',
+def test_one_pod_gets_one_set_with_the_shared_settings(tmp_path):
+    one = dict((h, f) for h, f in TWO_PODS.items() if h != 'poplar-11')
+    written = examples(tmp_path, one, ipu_k8s_rdma_network_name='ipu-rdma', ipu_k8s_rdma_resource_name='hca',
                        ipu_k8s_rdma_network_namespace='ml', ipu_operator_smoke_image='graphcore/pytorch:3.3.0')
-    job = yaml.safe_load(written['pod002/training-job.yaml'])
+    assert sorted(p.split('/')[0] for p in written if '/' in p) == ['pod001'] * 4
+    job = yaml.safe_load(written['pod001/training-job.yaml'])
     assert job['metadata']['namespace'] == 'ml'
     assert job['spec']['template']['metadata']['annotations'] == {'k8s.v1.cni.cncf.io/networks': 'ipu-rdma'}
     (container,) = job['spec']['template']['spec']['containers']
     assert container['image'] == 'graphcore/pytorch:3.3.0' and 'rdma/hca' in container['resources']['limits']
-
-
-def test_one_pod_gets_one_set():
-    one = dict((h, f) for h, f in TWO_PODS.items() if h != 'poplar-11')
-    assert sorted(p.split('/')[0] for p in examples(one) if '/' in p) == ['pod001'] * 4
 
 
 def test_controller_names_that_clash_as_directories_are_refused():

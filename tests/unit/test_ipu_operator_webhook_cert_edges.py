@@ -32,11 +32,11 @@ def test_a_certificate_that_is_not_base64_is_refused():
 @pytest.mark.parametrize('override, fullname', [('o' * 70, 'o' * 63), ('o' * 62 + '-x', 'o' * 62),
                                                 ('ops-', 'ops')])
 def test_a_full_name_override_is_cut_as_the_chart_cuts_it(override, fullname):
-    assert webhook.ipu_operator_fullname('graphcore', 'ipu-operator', {'fullnameOverride': override}) == fullname
+    assert webhook.helm_fullname('graphcore', 'ipu-operator', {'fullnameOverride': override}) == fullname
 
 
 def test_a_release_name_holding_the_chart_name_is_the_full_name():
-    assert webhook.ipu_operator_fullname('prod-ipu-operator-2', 'ipu-operator', None) == 'prod-ipu-operator-2'
+    assert webhook.helm_fullname('prod-ipu-operator-2', 'ipu-operator', None) == 'prod-ipu-operator-2'
 
 
 def test_days_left_are_whole_days_before_not_after(tmp_path):
@@ -49,7 +49,7 @@ def test_days_left_are_whole_days_before_not_after(tmp_path):
     secret = [{'metadata': {'name': 's'}, 'data': {'cert': base64.b64encode(cert.read_bytes()).decode()}}]
     just_before = not_after - datetime.timedelta(days=2, seconds=1)
     assert webhook.ipu_operator_webhook_cert(secret, now=just_before) == {
-        'present': True, 'not_after': not_after.strftime('%Y-%m-%dT%H:%M:%SZ'), 'days_left': 2}
+        'present': True, 'not_after': not_after.strftime('%Y-%m-%dT%H:%M:%SZ'), 'days_left': 2, 'renew': False}
     assert webhook.ipu_operator_webhook_cert(secret, now=not_after + datetime.timedelta(seconds=1))['days_left'] == -1
 
 
@@ -97,4 +97,4 @@ def test_an_older_cryptography_is_read_as_utc(monkeypatch):
     monkeypatch.setattr(webhook, 'x509', _OldX509)
     now = datetime.datetime(2027, 1, 5, 7, 43, 20, tzinfo=datetime.timezone.utc)
     assert webhook.ipu_operator_webhook_cert([{'data': {'cert': 'eA=='}}], now=now) == {
-        'present': True, 'not_after': '2027-01-15T07:43:20Z', 'days_left': 10}
+        'present': True, 'not_after': '2027-01-15T07:43:20Z', 'days_left': 10, 'renew': False}

@@ -1,0 +1,54 @@
+"""The IPU Operator chart row and what the role installs from it (filter_plugins/ipu_k8s_checks.py,
+ipu_operator_chart), one behaviour each, on a table written here."""
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+PLUGIN = Path(__file__).resolve().parents[2] / 'filter_plugins' / 'ipu_k8s_checks.py'
+_spec = importlib.util.spec_from_file_location('ipu_k8s_checks', PLUGIN)
+checks = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(checks)
+
+CHART_IMAGE = 'gcr.io/kubebuilder/kube-rbac-proxy:v0.8.0'
+CHARTS = {'1.1.0': {'archive': 'charts/ipu-operator-helm-chart-1.1.0.tgz', 'sha256': '1' * 64, 'ships_crd': False,
+                    'crd_sha256': 'c' * 64, 'kube_rbac_proxy_image': CHART_IMAGE},
+          '1.2.0': {'archive': 'charts/ipu-operator-helm-chart-1.2.0.tgz', 'sha256': '2' * 64, 'ships_crd': True,
+                    'crd_sha256': '', 'kube_rbac_proxy_image': CHART_IMAGE}}
+
+
+def chart(version='1.2.0', repo='https://helm-charts.graphcore.ai/', crd_checksum='', image=''):
+    return checks.ipu_operator_chart({
+        'ipu_operator_chart_version': version, 'ipu_operator_charts': CHARTS, 'ipu_operator_chart_repo_url': repo,
+        'ipu_operator_crd_url': 'https://example.invalid/crd.yaml', 'ipu_operator_crd_local_path': '',
+        'ipu_operator_crd_checksum': crd_checksum, 'ipu_operator_kube_rbac_proxy_image': image})
+
+
+@pytest.mark.parametrize('repo', ['https://helm-charts.graphcore.ai', 'https://helm-charts.graphcore.ai/',
+                                  'https://helm-charts.graphcore.ai//'])
+def test_the_archive_is_under_the_repository_with_one_slash(repo):
+    assert chart(repo=repo)['url'] == 'https://helm-charts.graphcore.ai/charts/ipu-operator-helm-chart-1.2.0.tgz'
+
+
+def test_the_crd_is_checked_against_the_rows_sha256_named_as_that_entry():
+    row = chart('1.1.0')
+    assert (row['crd_checksum'], row['crd_checksum_setting']) == ('c' * 64, 'ipu_operator_charts.1.1.0.crd_sha256')
+
+
+def test_the_sites_crd_checksum_wins_and_is_named():
+    row = chart('1.1.0', crd_checksum='d' * 64)
+    assert (row['crd_checksum'], row['crd_checksum_setting']) == ('d' * 64, 'ipu_operator_crd_checksum')
+
+
+@pytest.mark.parametrize('image, rewrites', [
+    ('registry.k8s.io/kubebuilder/kube-rbac-proxy:v0.8.0',
+     {CHART_IMAGE: 'registry.k8s.io/kubebuilder/kube-rbac-proxy:v0.8.0'}),
+    ('', {}),              # empty keeps the chart's image
+    (CHART_IMAGE, {}),     # the same image: nothing to rewrite
+])
+def test_the_post_renderer_rewrites_the_charts_image_only_to_another(image, rewrites):
+    assert chart(image=image)['image_rewrites'] == rewrites
+
+
+def test_a_version_without_a_row_has_no_row():
+    assert chart('9.9.9') == {}
