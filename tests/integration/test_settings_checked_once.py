@@ -81,3 +81,11 @@ def test_after_preflight_the_nodes_playbook_does_not_check_the_settings_again(tm
     assert [play_of(result, e) for e in checks] == ['Preflight'], 'containerd settings checked in ' + ', '.join(
         play_of(result, e) for e in checks)
     assert result.ran("containerd : Look for Docker packages that depend on one containerd package") == ['localhost']
+
+
+def test_preflight_refuses_a_mistyped_node_setting(tmp_path):
+    # node_prep's settings are typed before step 2 changes a node, not at the role's start.
+    result = run(tmp_path, PLAYBOOKS / 'preflight.yml', {'node_prep_sysctls': ['net.ipv4.ip_forward=1']},
+                 cmdline=['--tags', 'preflight_variables'])
+    assert result.rc != 0
+    assert 'node_prep_sysctls' in ' '.join(result.failure_messages())
