@@ -77,6 +77,7 @@ def test_after_preflight_the_nodes_playbook_does_not_check_the_settings_again(tm
                                         {'ansible.builtin.import_playbook': str(PLAYBOOKS / 'nodes.yml')}]))
     result = run(tmp_path, playbook, cmdline=['--tags', 'preflight_variables,containerd_preflight'])
     assert result.rc == 0, result.stdout
+    assert result.host_stats()['localhost']['changed'] == 0, result.stdout
     checks = result.host_events(CONTAINERD_CHECK)
     assert [play_of(result, e) for e in checks] == ['Preflight'], 'containerd settings checked in ' + ', '.join(
         play_of(result, e) for e in checks)
