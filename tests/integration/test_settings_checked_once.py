@@ -1,0 +1,92 @@
+"""Every setting is checked once per run, before anything changes, whichever playbook runs.
+
+The shared role ipu_k8s is a dependency of every role for its defaults and adds no task to a
+play; preflight checks every role's settings; playbooks/nodes.yml run alone checks them
+itself before a node changes, and after preflight in the same run (site.yml) does not check
+them again. Runs the real playbooks through ansible-runner (events read) over the local
+connection, in check mode (nothing on this machine changes).
+"""
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+from netns_lab import SITE_PINS
+from playbook_runner import run_playbook
+
+ROOT = Path(__file__).resolve().parents[2]
+PLAYBOOKS = ROOT / 'playbooks'
+CONTAINERD_CHECK = 'Check the memlock limit, the Docker key path, the pause image and the registry mirrors'
+PREPARE_PLAY = 'Prepare the Kubernetes nodes'
+
+
+def inventory(tmp_path):
+    path = tmp_path / 'hosts.json'
+    path.write_text(json.dumps({'all': {
+        'hosts': {'localhost': {'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}},
+        'children': {'k8s_cluster': {'children': {'control_plane': {'hosts': {'localhost': None}},
+                                                  'workers': {'hosts': {}}}},
+                     'ipu_nodes': {'hosts': {}}}}}))
+    return path
+
+
+def run(tmp_path, playbook, extra_vars=None, cmdline=()):
+    extra = tmp_path / 'vars.json'
+    extra.write_text(json.dumps(dict(SITE_PINS, **(extra_vars or {}))))
+    return run_playbook(playbook, inventory(tmp_path), tmp_path,
+                        cmdline=['--check', '-e', f'@{extra}', *cmdline], timeout=300)
+
+
+def play_of(run, event):
+    return event['event_data'].get('play')
+
+
+def test_the_shared_role_adds_no_task_to_a_play(tmp_path):
+    # A role that depends on ipu_k8s, as every role does: the play's only result is the role's
+    # own task, which sees the shared default (written in roles/ipu_k8s/defaults/main.yml).
+    role = tmp_path / 'roles' / 'dependent'
+    (role / 'meta').mkdir(parents=True)
+    (role / 'tasks').mkdir()
+    (role / 'meta' / 'main.yml').write_text(yaml.safe_dump({'dependencies': [{'role': 'ipu_k8s'}]}))
+    (role / 'tasks' / 'main.yml').write_text(yaml.safe_dump([
+        {'name': 'Show the pod subnet', 'ansible.builtin.debug': {'msg': '{{ ipu_k8s_pod_subnet }}'}}]))
+    playbook = tmp_path / 'play.yml'
+    playbook.write_text(yaml.safe_dump([{'name': 'Depend on the shared role', 'hosts': 'k8s_cluster',
+                                         'gather_facts': False, 'roles': ['dependent']}]))
+    result = run_playbook(playbook, inventory(tmp_path), tmp_path, timeout=120,
+                          envvars={'ANSIBLE_ROLES_PATH': f'{tmp_path / "roles"}:{ROOT / "roles"}'})
+    assert result.rc == 0, result.stdout
+    assert [e['event_data']['task'] for e in result.host_events()] == ['Show the pod subnet']
+    assert result.result('Show the pod subnet', 'localhost')['msg'] == '192.168.0.0/16'
+
+
+def test_nodes_playbook_alone_refuses_a_bad_setting_before_a_node_changes(tmp_path):
+    result = run(tmp_path, PLAYBOOKS / 'nodes.yml', {'containerd_limit_memlock': 'lots'})
+    assert result.rc != 0
+    assert 'containerd_limit_memlock' in ' '.join(result.failure_messages())
+    prepared = [e['event_data']['task'] for e in result.host_events() if play_of(result, e) == PREPARE_PLAY]
+    assert prepared == [], f'the node play ran {prepared} before the setting was refused'
+
+
+def test_after_preflight_the_nodes_playbook_does_not_check_the_settings_again(tmp_path):
+    # The first two steps of site.yml, limited to the settings checks and containerd's own
+    # read-only package check (the other node steps would query this machine's packages).
+    playbook = tmp_path / 'steps.yml'
+    playbook.write_text(yaml.safe_dump([{'ansible.builtin.import_playbook': str(PLAYBOOKS / 'preflight.yml')},
+                                        {'ansible.builtin.import_playbook': str(PLAYBOOKS / 'nodes.yml')}]))
+    result = run(tmp_path, playbook, cmdline=['--tags', 'preflight_variables,containerd_preflight'])
+    assert result.rc == 0, result.stdout
+    assert result.host_stats()['localhost']['changed'] == 0, result.stdout
+    checks = result.host_events(CONTAINERD_CHECK)
+    assert [play_of(result, e) for e in checks] == ['Preflight'], 'containerd settings checked in ' + ', '.join(
+        play_of(result, e) for e in checks)
+    assert result.ran("containerd : Look for Docker packages that depend on one containerd package") == ['localhost']
+
+
+def test_preflight_refuses_a_mistyped_node_setting(tmp_path):
+    # node_prep's settings are typed before step 2 changes a node, not at the role's start.
+    result = run(tmp_path, PLAYBOOKS / 'preflight.yml', {'node_prep_sysctls': ['net.ipv4.ip_forward=1']},
+                 cmdline=['--tags', 'preflight_variables'])
+    assert result.rc != 0
+    assert 'node_prep_sysctls' in ' '.join(result.failure_messages())
