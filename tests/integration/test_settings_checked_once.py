@@ -10,6 +10,7 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from netns_lab import SITE_PINS
@@ -18,7 +19,6 @@ from playbook_runner import run_playbook
 ROOT = Path(__file__).resolve().parents[2]
 PLAYBOOKS = ROOT / 'playbooks'
 CONTAINERD_CHECK = 'Check the memlock limit, the Docker key path, the pause image and the registry mirrors'
-PREPARE_PLAY = 'Prepare the Kubernetes nodes'
 
 
 def inventory(tmp_path):
@@ -61,12 +61,17 @@ def test_the_shared_role_adds_no_task_to_a_play(tmp_path):
     assert result.result('Show the pod subnet', 'localhost')['msg'] == '192.168.0.0/16'
 
 
-def test_nodes_playbook_alone_refuses_a_bad_setting_before_a_node_changes(tmp_path):
-    result = run(tmp_path, PLAYBOOKS / 'nodes.yml', {'containerd_limit_memlock': 'lots'})
+GATE_PLAY = 'Check the settings (without preflight)'
+LAYERS = ['nodes', 'cluster', 'network_operator', 'rdma_network', 'ipu_operator', 'verify']
+
+
+@pytest.mark.parametrize('layer', LAYERS)
+def test_a_layer_playbook_alone_refuses_a_bad_setting_before_it_runs(tmp_path, layer):
+    result = run(tmp_path, PLAYBOOKS / f'{layer}.yml', {'containerd_limit_memlock': 'lots'})
     assert result.rc != 0
     assert 'containerd_limit_memlock' in ' '.join(result.failure_messages())
-    prepared = [e['event_data']['task'] for e in result.host_events() if play_of(result, e) == PREPARE_PLAY]
-    assert prepared == [], f'the node play ran {prepared} before the setting was refused'
+    later = [e['event_data']['task'] for e in result.host_events() if play_of(result, e) != GATE_PLAY]
+    assert later == [], f'{layer}.yml ran {later} before the setting was refused'
 
 
 def test_after_preflight_the_nodes_playbook_does_not_check_the_settings_again(tmp_path):
