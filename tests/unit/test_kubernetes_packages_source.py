@@ -49,7 +49,12 @@ def test_another_package_of_the_index_does_not_count():
 
 def test_gzip_index_as_slurp_returns_it_is_read():
     slurped = base64.b64encode(gzip.compress(INDEX.encode())).decode()
-    assert packages.index_versions(slurped, 'kubeadm', gzip_base64=True)[-1] == '1.34.12-1.1'
+    assert packages.slurped_index_versions(slurped, 'kubeadm')[-1] == '1.34.12-1.1'
+
+
+def test_plain_index_as_slurp_returns_it_is_read():
+    slurped = base64.b64encode(INDEX.encode()).decode()
+    assert packages.slurped_index_versions(slurped, 'kubeadm') == ['1.34.9-1.1', '1.34.10-1.1', '1.34.12-1.1']
 
 
 def test_deb_file_names_give_their_versions():
