@@ -49,6 +49,12 @@ def deb_file_versions(paths, package):
     return sorted(versions, key=_version_key)
 
 
+def deb_install_order(paths, order):
+    """The .deb files of the packages in ORDER (dependencies first), in that order; others left out."""
+    named = [(DEB_NAME.match(str(path).rsplit('/', 1)[-1]), str(path)) for path in paths or []]
+    return [path for name in order for path in sorted(p for match, p in named if match and match.group('name') == name)]
+
+
 def version_problem(wanted, available, package, source):
     """'' when the source has PACKAGE at WANTED, else one message naming what it has and the fix."""
     if wanted in (available or []):
@@ -65,5 +71,6 @@ class FilterModule:
         return {
             'kubernetes_packages_index_versions': slurped_index_versions,
             'kubernetes_packages_deb_file_versions': deb_file_versions,
+            'kubernetes_packages_deb_install_order': deb_install_order,
             'kubernetes_packages_version_problem': version_problem,
         }
