@@ -106,9 +106,7 @@ def playbook_steps(path, _depth=0):
 
 def _parse_step(name):
     match = _STEP_NAME.match(str(name))
-    if match:
-        return (int(match.group(1)), match.group(2))
-    return (None, str(name).strip())
+    return (int(match.group(1)), match.group(2)) if match else (None, str(name).strip())
 
 
 def number_steps(labels):
@@ -252,11 +250,7 @@ class CallbackModule(DefaultCallback):
     @staticmethod
     def _label_text(label):
         number, total, name = label
-        if number and total:
-            return '%d/%d %s' % (number, total, name)
-        if number:
-            return '%d %s' % (number, name)
-        return name
+        return ('%d/%d ' % (number, total) if number and total else '%d ' % number if number else '') + name
 
     def _close_task(self):
         """Print the line of the task whose results were gathered, if any ran."""
