@@ -63,6 +63,23 @@ def _load_yaml(path):
         return yaml.safe_load(handle)
 
 
+def _entries(path):
+    """(name, imported file or None) of each entry of a playbook file; None when it cannot be read."""
+    try:
+        data = _load_yaml(path)
+    except Exception:  # noqa: BLE001 - an unreadable file only loses the step labels
+        return None
+    if not isinstance(data, list) or not all(isinstance(entry, dict) for entry in data):
+        return None
+    entries = []
+    for entry in data:
+        imported = next((entry[key] for key in _IMPORT_KEYS if key in entry), None)
+        if isinstance(imported, dict):
+            imported = imported.get('file') or imported.get('name')
+        entries.append((entry.get('name'), imported))
+    return entries
+
+
 def playbook_steps(path, _depth=0):
     """The step label of each play of a playbook file, in play order.
 
@@ -70,39 +87,26 @@ def playbook_steps(path, _depth=0):
     plain play gives its own name. Returns a list of (number, name) or (None, name) pairs,
     or None when the file cannot be read (the callback then uses the play names).
     """
-    if _depth > 8:
-        return None
-    try:
-        data = _load_yaml(path)
-    except (OSError, ValueError, ImportError, Exception):  # noqa: BLE001 - any unreadable file
-        return None
-    if not isinstance(data, list):
+    entries = _entries(path) if _depth <= 8 else None
+    if entries is None:
         return None
     labels = []
-    for entry in data:
-        if not isinstance(entry, dict):
+    for name, imported in entries:
+        if imported is None:
+            labels.append(_parse_step(name or ''))
+            continue
+        if not isinstance(imported, str) or '{{' in imported:
             return None
-        imported = next((entry[key] for key in _IMPORT_KEYS if key in entry), None)
-        if imported is not None:
-            if isinstance(imported, dict):
-                imported = imported.get('file') or imported.get('name')
-            if not isinstance(imported, str) or '{{' in imported:
-                return None
-            inner = playbook_steps(os.path.join(os.path.dirname(path), imported), _depth + 1)
-            if inner is None:
-                return None
-            name = entry.get('name')
-            labels.extend([_parse_step(name)] * len(inner) if name else inner)
-        else:
-            labels.append(_parse_step(entry.get('name') or ''))
+        inner = playbook_steps(os.path.join(os.path.dirname(path), imported), _depth + 1)
+        if inner is None:
+            return None
+        labels.extend([_parse_step(name)] * len(inner) if name else inner)
     return labels
 
 
 def _parse_step(name):
     match = _STEP_NAME.match(str(name))
-    if match:
-        return (int(match.group(1)), match.group(2))
-    return (None, str(name).strip())
+    return (int(match.group(1)), match.group(2)) if match else (None, str(name).strip())
 
 
 def number_steps(labels):
@@ -125,27 +129,13 @@ def site_step(playbook_path):
     for site in (os.path.join(here, 'site.yml'), os.path.join(os.path.dirname(here), 'site.yml')):
         if not os.path.isfile(site) or os.path.realpath(site) == playbook_path:
             continue
-        try:
-            data = _load_yaml(site)
-        except Exception:  # noqa: BLE001 - an unreadable site.yml only loses the step number
+        entries = _entries(site) or []
+        targets = [isinstance(imported, str) and os.path.realpath(os.path.join(os.path.dirname(site), imported))
+                   for _, imported in entries]
+        if playbook_path not in targets:
             return None
-        if not isinstance(data, list):
-            return None
-        labels = []
-        match = None
-        for entry in data:
-            if not isinstance(entry, dict):
-                return None
-            imported = next((entry[key] for key in _IMPORT_KEYS if key in entry), None)
-            label = _parse_step(entry.get('name') or imported or '')
-            labels.append(label)
-            if isinstance(imported, str):
-                target = os.path.realpath(os.path.join(os.path.dirname(site), imported))
-                if target == playbook_path:
-                    match = len(labels) - 1
-        if match is None:
-            return None
-        return number_steps(labels)[match]
+        labels = number_steps([_parse_step(name or imported or '') for name, imported in entries])
+        return labels[targets.index(playbook_path)]
     return None
 
 
@@ -153,19 +143,8 @@ def summarise_hosts(statuses):
     """'node1, node2' when every host had the same result, else 'changed node1, node2; ok vipu1'."""
     if len(set(statuses.values())) == 1:
         return ', '.join(sorted(statuses))
-    parts = []
-    for status in _STATUS_ORDER:
-        hosts = sorted(host for host, value in statuses.items() if value == status)
-        if hosts:
-            parts.append('%s %s' % (status, ', '.join(hosts)))
-    return '; '.join(parts)
-
-
-def overall_status(statuses):
-    for status in _STATUS_ORDER:
-        if status in statuses.values():
-            return status
-    return 'skipped'
+    return '; '.join('%s %s' % (status, ', '.join(sorted(h for h, v in statuses.items() if v == status)))
+                     for status in _STATUS_ORDER if status in statuses.values())
 
 
 def next_steps(failed_hosts, verify_counts, changed_total, check_mode, has_report):
@@ -213,8 +192,6 @@ class CallbackModule(DefaultCallback):
         self._changed = {}          # host -> [task names]
         self._warnings = []         # [(message, where)]
         self._failed_hosts = set()   # from the final stats: a failure a block rescued does not count
-        self._includes = 0
-        self._bookkeeping = 0       # ok set_fact / set_stats tasks, not shown
         self._waits = {}            # (task uuid, host) -> start time
 
     # -- output helpers ---------------------------------------------------------------
@@ -273,11 +250,7 @@ class CallbackModule(DefaultCallback):
     @staticmethod
     def _label_text(label):
         number, total, name = label
-        if number and total:
-            return '%d/%d %s' % (number, total, name)
-        if number:
-            return '%d %s' % (number, name)
-        return name
+        return ('%d/%d ' % (number, total) if number and total else '%d ' % number if number else '') + name
 
     def _close_task(self):
         """Print the line of the task whose results were gathered, if any ran."""
@@ -288,16 +261,14 @@ class CallbackModule(DefaultCallback):
         self._task_status = {}
         if not statuses:
             return
-        status = overall_status(statuses)
+        status = min(statuses.values(), key=_STATUS_ORDER.index)
         if status == 'skipped' and not self.get_option('display_skipped_hosts'):
             return
         if status == 'ok' and not self.get_option('display_ok_hosts'):
             return
-        if status == 'ok' and task.action in _BOOKKEEPING and not self._task_extras:
-            self._bookkeeping += 1
-            return
-        if status in ('failed', 'unreachable'):
-            return  # already printed in full when it happened
+        if status in ('failed', 'unreachable') or (status == 'ok' and task.action in _BOOKKEEPING
+                                                   and not self._task_extras):
+            return  # a failure was printed in full when it happened
         end = self._task_end or time.monotonic()
         duration = end - (self._task_start or end)
         took = '  (%s)' % format_elapsed(duration) if duration >= 1 else ''
@@ -346,7 +317,7 @@ class CallbackModule(DefaultCallback):
         self.v2_playbook_on_task_start(task, False)
 
     def v2_playbook_on_include(self, included_file):
-        self._includes += 1
+        pass  # the included tasks show for themselves
 
     def v2_playbook_on_no_hosts_matched(self):
         self._say('  no hosts matched: this play has nothing to do', color=C.COLOR_SKIP)
@@ -357,11 +328,7 @@ class CallbackModule(DefaultCallback):
         return '%s, %s' % (self.host_label(result), (result.task_name or result.task.get_name()).strip())
 
     def _note_warnings(self, result):
-        try:
-            warnings = result.warnings
-        except AttributeError:
-            warnings = []
-        for warning in warnings or []:
+        for warning in getattr(result, 'warnings', None) or []:
             message = getattr(getattr(warning, 'event', None), 'msg', None) or str(warning)
             entry = (message.strip(), self._where(result))
             if entry not in self._warnings:
@@ -393,11 +360,8 @@ class CallbackModule(DefaultCallback):
         else:
             self._handle_warnings_and_exception(result)
             if self._run_is_verbose(result):
-                self._close_task_now_then(lambda: super(CallbackModule, self).v2_runner_on_ok(result))
-
-    def _close_task_now_then(self, action):
-        self._emit_held()
-        action()
+                self._emit_held()
+                super().v2_runner_on_ok(result)
 
     def _show_debug(self, result):
         """A debug message printed as it is (a report keeps its layout), not as YAML."""
@@ -430,11 +394,13 @@ class CallbackModule(DefaultCallback):
     def v2_runner_item_on_ok(self, result):
         self._note_warnings(result)
         if self._run_is_verbose(result):
-            self._close_task_now_then(lambda: super(CallbackModule, self).v2_runner_item_on_ok(result))
+            self._emit_held()
+            super().v2_runner_item_on_ok(result)
 
     def v2_runner_item_on_skipped(self, result):
         if self._run_is_verbose(result):
-            self._close_task_now_then(lambda: super(CallbackModule, self).v2_runner_item_on_skipped(result))
+            self._emit_held()
+            super().v2_runner_item_on_skipped(result)
 
     def v2_runner_item_on_failed(self, result):
         self._note_warnings(result)
@@ -483,36 +449,29 @@ class CallbackModule(DefaultCallback):
     def v2_playbook_on_stats(self, stats):
         self._close_step()
         self._emit_held()
-        total = time.monotonic() - self._run_start
         show = self._display.display
         custom = (getattr(stats, 'custom', None) or {}).get('_run', {}) or {}
-        report_json = custom.get('verify_report_json')
-        report_html = custom.get('verify_report_html')
+        reports = [('JSON', custom.get('verify_report_json')), ('HTML', custom.get('verify_report_html'))]
+        reports = [(kind, path) for kind, path in reports if path]
         counts = custom.get('verify_report_counts') or {}
         check = bool(context.CLIARGS.get('check'))
 
-        show('')
-        show('=' * 78)
-        show('%s finished in %s%s' % (self._playbook_name, format_elapsed(total), ' (check mode)' if check else ''),
+        show('\n' + '=' * 78)
+        show('%s finished in %s%s' % (self._playbook_name, self._elapsed(), ' (check mode)' if check else ''),
              color=C.COLOR_HIGHLIGHT)
         if self._steps:
             show('Steps:')
-            for label, seconds, changed in self._steps:
-                show('  %-28s %8s   %s' % (self._label_text(label), format_elapsed(seconds),
-                                           '%d changed' % changed if changed else 'no change'))
+        for label, seconds, changed in self._steps:
+            show('  %-28s %8s   %s' % (self._label_text(label), format_elapsed(seconds),
+                                       '%d changed' % changed if changed else 'no change'))
         changed_total = sum(len(tasks) for tasks in self._changed.values())
-        if self._changed:
-            show('Changed%s: %d task(s) on %d host(s)' % (' (would change, check mode)' if check else '',
-                                                         changed_total, len(self._changed)),
-                 color=C.COLOR_CHANGED)
-            for host in sorted(self._changed):
-                tasks = self._changed[host]
-                listed = '; '.join(tasks[:6]) + ('; and %d more' % (len(tasks) - 6) if len(tasks) > 6 else '')
-                show('  %s: %s' % (host, listed))
-        else:
-            show('Changed: nothing')
+        show('Changed%s: %d task(s) on %d host(s)' % (' (would change, check mode)' if check else '', changed_total,
+                                                     len(self._changed)) if self._changed else 'Changed: nothing',
+             color=C.COLOR_CHANGED if self._changed else None)
+        for host, tasks in sorted(self._changed.items()):
+            show('  %s: %s' % (host, '; '.join(tasks[:6]) + ('; and %d more' % (len(tasks) - 6) if len(tasks) > 6 else '')))
         show('Hosts:')
-        for host in sorted(stats.processed.keys()):
+        for host in sorted(stats.processed):
             summary = stats.summarize(host)
             show('%-26s : ok=%d changed=%d unreachable=%d failed=%d skipped=%d rescued=%d ignored=%d' % (
                 host, summary['ok'], summary['changed'], summary['unreachable'], summary['failures'],
@@ -522,17 +481,13 @@ class CallbackModule(DefaultCallback):
         warnings = self._all_warnings()
         if warnings:
             show('Warnings (%d, also shown above where they happened):' % len(warnings), color=C.COLOR_WARN)
-            for line in warnings:
-                show('  - %s' % line, color=C.COLOR_WARN)
-        if report_json or report_html:
-            if counts:
-                show('Verify: %s PASS, %s FAIL, %s SKIP' % (counts.get('PASS', 0), counts.get('FAIL', 0),
-                                                           counts.get('SKIP', 0)))
-            if report_json:
-                show('  report (JSON): %s' % report_json)
-            if report_html:
-                show('  report (HTML): %s' % report_html)
+        for line in warnings:
+            show('  - %s' % line, color=C.COLOR_WARN)
+        if reports and counts:
+            show('Verify: %s PASS, %s FAIL, %s SKIP' % tuple(counts.get(key, 0) for key in ('PASS', 'FAIL', 'SKIP')))
+        for kind, path in reports:
+            show('  report (%s): %s' % (kind, path))
         show('Next:')
-        for line in next_steps(self._failed_hosts, counts, changed_total, check, bool(report_json or report_html)):
+        for line in next_steps(self._failed_hosts, counts, changed_total, check, bool(reports)):
             show('  %s' % line)
         show('=' * 78)

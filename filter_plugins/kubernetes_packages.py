@@ -18,13 +18,16 @@ def _version_key(version):
     return [epoch] + [int(part) if part.isdigit() else part for part in re.split(r'[.\-+~]', rest)]
 
 
-def index_versions(index, package, gzip_base64=False):
-    """Versions of PACKAGE listed in a Debian Packages index.
+def slurped_index_versions(content, package):
+    """index_versions of a Packages or Packages.gz file as ansible's slurp returns it (base64)."""
+    raw = base64.b64decode(content)
+    if raw[:2] == b'\x1f\x8b':  # the gzip magic number
+        raw = gzip.decompress(raw)
+    return index_versions(raw.decode('utf-8', 'replace'), package)
 
-    index: the index text, or (gzip_base64=True) a Packages.gz file as ansible's slurp returns it.
-    """
-    if gzip_base64:
-        index = gzip.decompress(base64.b64decode(index)).decode('utf-8', 'replace')
+
+def index_versions(index, package):
+    """Versions of PACKAGE listed in the text of a Debian Packages index."""
     versions, name = set(), None
     for line in str(index).splitlines():
         if not line.strip():
@@ -46,6 +49,12 @@ def deb_file_versions(paths, package):
     return sorted(versions, key=_version_key)
 
 
+def deb_install_order(paths, order):
+    """The .deb files of the packages in ORDER (dependencies first), in that order; others left out."""
+    named = [(DEB_NAME.match(str(path).rsplit('/', 1)[-1]), str(path)) for path in paths or []]
+    return [path for name in order for path in sorted(p for match, p in named if match and match.group('name') == name)]
+
+
 def version_problem(wanted, available, package, source):
     """'' when the source has PACKAGE at WANTED, else one message naming what it has and the fix."""
     if wanted in (available or []):
@@ -60,7 +69,8 @@ def version_problem(wanted, available, package, source):
 class FilterModule:
     def filters(self):
         return {
-            'kubernetes_packages_index_versions': index_versions,
+            'kubernetes_packages_index_versions': slurped_index_versions,
             'kubernetes_packages_deb_file_versions': deb_file_versions,
+            'kubernetes_packages_deb_install_order': deb_install_order,
             'kubernetes_packages_version_problem': version_problem,
         }

@@ -9,6 +9,7 @@ chains kube-proxy and Calico made, as data for iptables-restore (no shell, no gr
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import base64
 import re
 import shlex
 
@@ -65,7 +66,14 @@ def iptables_without_chains(saved, pattern):
     return '\n'.join(kept)
 
 
+def ipvs_virtual_servers(content):
+    """The virtual service lines (TCP, UDP, SCTP) of /proc/net/ip_vs as slurp returns it (base64)."""
+    text = base64.b64decode(content or '').decode('utf-8', 'replace')
+    return [line for line in text.splitlines() if line.startswith(('TCP ', 'UDP ', 'SCTP '))]
+
+
 class FilterModule(object):
     def filters(self):
         return {'iptables_chain_pattern_problem': iptables_chain_pattern_problem,
-                'iptables_without_chains': iptables_without_chains}
+                'iptables_without_chains': iptables_without_chains,
+                'ipvs_virtual_servers': ipvs_virtual_servers}

@@ -72,3 +72,18 @@ def test_air_gapped_source_is_its_deb_files(tmp_path):
                                              'kubernetes_packages_debs_local_path': str(debs)}, skip_tags=['preflight_os'])
     assert refused.rc != 0
     assert 'kubeadm 1.34.13-1.1 is not in the package source %s, which has 1.34.12-1.1' % debs in failed(refused)
+
+
+def test_a_repository_that_serves_only_packages_gz_is_read(tmp_path):
+    import gzip
+
+    (tmp_path / 'deb').mkdir()
+    (tmp_path / 'deb' / 'Packages.gz').write_bytes(gzip.compress(INDEX.encode()))
+    (tmp_path / 'run').mkdir()
+    with served(tmp_path) as url:
+        result = run_preflight(tmp_path / 'run', {'ipu_k8s_kubernetes_version': '1.34.99',
+                                                  'kubernetes_packages_repo_url': url + 'deb/'},
+                               skip_tags=['preflight_os'])
+    assert result.rc != 0
+    message = failed(result)
+    assert 'not in the package source %sdeb/Packages.gz, which has 1.34.9-1.1, 1.34.12-1.1' % url in message

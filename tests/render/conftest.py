@@ -2,9 +2,9 @@
 
 - render_role_template(role, template, overrides): renders roles/<role>/templates/<template>
   through Ansible's own templating (ansible.template.Templar, the engine behind the
-  template module and lookup), with the variables a play would have: the shared defaults
-  (roles/ipu_k8s/defaults/main.yml), the role's defaults/main.yml and
-  vars/main.yml, then the overrides (inventory/extra vars). Returns the text.
+  template module and lookup), with the variables a task of the role sees in a play that
+  applies it (Ansible's VariableManager over the role, its dependencies' defaults and vars),
+  the overrides given as extra vars. Returns the text.
 - render_role_yaml(...): the same, parsed as YAML (one document).
 - load_role_yaml(role, "tasks/x.yml"): a role file with its strings usable as templates.
 - role_expression(role, expression, overrides): evaluates a Jinja expression, e.g. a
@@ -19,6 +19,7 @@ tests/unit/conftest.py and which one `import conftest` finds depends on collecti
 """
 
 import copy
+import functools
 import sys
 from pathlib import Path
 
@@ -26,54 +27,49 @@ import jsonschema
 import pytest
 import yaml
 from ansible.parsing.dataloader import DataLoader
-from ansible.plugins.loader import add_all_plugin_dirs
+from ansible.playbook.play import Play
+from ansible.plugins.loader import add_all_plugin_dirs, init_plugin_loader
 from ansible.template import Templar, trust_as_template
+from ansible.utils.vars import combine_vars
+from ansible.vars.manager import VariableManager
 
 sys.modules['ipu_k8s_render'] = sys.modules[__name__]
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from testlib import flatten_keys  # noqa: E402,F401  (tests/testlib.py; test modules import it from here)
 
 ROOT = Path(__file__).resolve().parents[2]
+init_plugin_loader()  # the collections (ansible.builtin, kubernetes.core) the roles' tasks name
+add_all_plugin_dirs(str(ROOT))  # and the project's library/ and filter_plugins/
 ROLES = ROOT / 'roles'
 SCHEMAS = ROOT / 'tests' / 'schemas'
 
 
-def _trusted(value):
-    """Strings read from the role's own files are templates, as Ansible treats them."""
-    if isinstance(value, str):
-        return trust_as_template(value)
-    if isinstance(value, dict):
-        return dict((k, _trusted(v)) for k, v in value.items())
-    if isinstance(value, list):
-        return [_trusted(v) for v in value]
-    return value
-
-
-def _load_vars(path):
-    if not path.is_file():
-        return {}
-    data = yaml.safe_load(path.read_text()) or {}
-    return _trusted(data)
-
-
 def load_role_yaml(role, relative_path):
     """A YAML file of the role (e.g. "tasks/consensus.yml"), its strings trusted as templates."""
-    return _load_vars(ROLES / role / relative_path)
+    return DataLoader().load_from_file(str(ROLES / role / relative_path), cache='none', trusted_as_template=True)
+
+
+@functools.lru_cache(maxsize=None)
+def _role_play(role):
+    """A play that applies the role, as Ansible loads it, and the first task of the role."""
+    loader = DataLoader()
+    loader.set_basedir(str(ROOT))
+    variable_manager = VariableManager(loader=loader)
+    play = Play.load({'hosts': 'localhost', 'gather_facts': False, 'roles': [role]},
+                     variable_manager=variable_manager, loader=loader)
+    tasks = [task for block in play.compile() for task in block.block
+             if getattr(task, '_role', None) is not None and task._role.get_name() == role]
+    return variable_manager, play, tasks[0] if tasks else None
 
 
 def role_variables(role, overrides=None):
-    """Variables a play sees for role: shared defaults < role defaults < role vars < overrides."""
-    variables = {}
-    variables.update(_load_vars(ROLES / 'ipu_k8s' / 'defaults' / 'main.yml'))
-    variables.update(_load_vars(ROLES / role / 'defaults' / 'main.yml'))
-    variables.update(_load_vars(ROLES / role / 'vars' / 'main.yml'))
-    variables.update(overrides or {})
-    return variables
+    """Variables a task of the role sees (Ansible's precedence), the overrides as extra vars."""
+    variable_manager, play, task = _role_play(role)
+    variables = copy.deepcopy(variable_manager.get_vars(play=play, task=task))
+    return combine_vars(variables, overrides or {})
 
 
 def _templar(role, overrides):
-    # The filters a play of the role has: the project's filter_plugins/.
-    add_all_plugin_dirs(str(ROOT))
     loader = DataLoader()
     loader.set_basedir(str(ROLES / role))
     return Templar(loader=loader, variables=role_variables(role, overrides))

@@ -49,7 +49,12 @@ def test_another_package_of_the_index_does_not_count():
 
 def test_gzip_index_as_slurp_returns_it_is_read():
     slurped = base64.b64encode(gzip.compress(INDEX.encode())).decode()
-    assert packages.index_versions(slurped, 'kubeadm', gzip_base64=True)[-1] == '1.34.12-1.1'
+    assert packages.slurped_index_versions(slurped, 'kubeadm')[-1] == '1.34.12-1.1'
+
+
+def test_plain_index_as_slurp_returns_it_is_read():
+    slurped = base64.b64encode(INDEX.encode()).decode()
+    assert packages.slurped_index_versions(slurped, 'kubeadm') == ['1.34.9-1.1', '1.34.10-1.1', '1.34.12-1.1']
 
 
 def test_deb_file_names_give_their_versions():
@@ -71,3 +76,11 @@ def test_release_the_source_lacks_is_refused_naming_what_it_has():
 
 def test_empty_source_says_so():
     assert 'which has no kubeadm at all' in packages.version_problem('1.34.1-1.1', [], 'kubeadm', '/srv/debs')
+
+
+def test_local_debs_install_dependencies_first_and_leave_other_files_out():
+    files = ['/d/kubeadm_1.34.12-1.1_amd64.deb', '/d/notes.deb', '/d/kubelet_1.34.12-1.1_amd64.deb',
+             '/d/cri-tools_1.34.0-1.1_amd64.deb', '/d/kubelet-extra_1.0_amd64.deb', '/d/kubelet_1.34.11-1.1_amd64.deb']
+    assert packages.deb_install_order(files, ['cri-tools', 'kubelet', 'kubeadm']) == [
+        '/d/cri-tools_1.34.0-1.1_amd64.deb', '/d/kubelet_1.34.11-1.1_amd64.deb', '/d/kubelet_1.34.12-1.1_amd64.deb',
+        '/d/kubeadm_1.34.12-1.1_amd64.deb']

@@ -65,5 +65,5 @@ def test_a_compressed_index_with_bytes_that_are_not_utf8_is_still_read():
     import base64
     import gzip
     raw = b'Package: kubeadm\nDescription: \xff\xfe\nVersion: 1.34.1-1.1\n'
-    assert packages.index_versions(base64.b64encode(gzip.compress(raw)).decode(), 'kubeadm', gzip_base64=True) == [
+    assert packages.slurped_index_versions(base64.b64encode(gzip.compress(raw)).decode(), 'kubeadm') == [
         '1.34.1-1.1']

@@ -52,3 +52,19 @@ def test_shell_text_in_the_pattern_is_only_a_regular_expression():
     assert netfilter.iptables_chain_pattern_problem(pattern) == ''
     kept = netfilter.iptables_without_chains(SAVED, pattern)
     assert 'cali-INPUT' not in kept and ':KUBE-SERVICES - [0:0]' in kept
+
+
+def test_ipvs_virtual_services_are_found_in_proc_net_ip_vs():
+    import base64
+
+    # /proc/net/ip_vs as the kernel prints it (net/netfilter/ipvs/ip_vs_ctl.c), empty and with
+    # one kube-proxy service of two real servers.
+    header = ('IP Virtual Server version 1.2.1 (size=4096)\n'
+              'Prot LocalAddress:Port Scheduler Flags\n'
+              '  -> RemoteAddress:Port Forward Weight ActiveConn InActConn\n')
+    service = ('TCP  0A600001:01BB rr\n'
+               '  -> 0AF40001:192B      Masq    1      0          0\n'
+               '  -> 0AF40002:192B      Masq    1      0          0\n')
+    assert netfilter.ipvs_virtual_servers(base64.b64encode(header.encode()).decode()) == []
+    assert netfilter.ipvs_virtual_servers(base64.b64encode((header + service).encode()).decode()) == [
+        'TCP  0A600001:01BB rr']
