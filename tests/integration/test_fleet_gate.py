@@ -91,5 +91,10 @@ def test_one_host_failing_preflight_stops_every_host(tmp_path, node_b_python, ga
 
 @pytest.mark.parametrize('playbook', ['preflight.yml', 'nodes.yml', 'cluster.yml'])
 def test_every_play_of_a_first_build_step_is_a_fleet_gate(playbook):
-    plays = yaml.safe_load((PLAYBOOKS / playbook).read_text())
+    def plays_of(name):  # the plays of a playbook, those of the playbooks it imports included
+        for entry in yaml.safe_load((PLAYBOOKS / name).read_text()):
+            imported = entry.get('ansible.builtin.import_playbook')
+            yield from plays_of(imported) if imported else [entry]
+
+    plays = list(plays_of(playbook))
     assert plays and all(play.get('any_errors_fatal') is True for play in plays), playbook
