@@ -221,7 +221,7 @@ def cni_missing(present, multus_conf=1, ipam=None):
     if ipam:
         variables['__network_operator_ipam'] = ipam
     else:  # as verify imports it: the applied IPAM, '' when not known
-        variables['__rdma_network_cni_ipam'] = ''
+        variables['rdma_network_cni_ipam'] = ''
     variables.update(check['vars'])
     return role_expression('rdma_network', '{{ __rdma_network_cni_missing }}', variables)
 
