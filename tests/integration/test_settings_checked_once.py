@@ -1,15 +1,16 @@
 """Every setting is checked once per run, before anything changes, whichever playbook runs.
 
 The shared role ipu_k8s is a dependency of every role for its defaults and adds no task to a
-play; preflight checks every role's settings; playbooks/nodes.yml run alone checks them
-itself before a node changes, and after preflight in the same run (site.yml) does not check
-them again. Runs the real playbooks through ansible-runner (events read) over the local
+play; preflight checks every role's settings; each step's playbook run alone checks them
+itself (playbooks/settings.yml) before it changes anything, and after preflight in the same
+run (site.yml) does not check them again. Runs the real playbooks through ansible-runner (events read) over the local
 connection, in check mode (nothing on this machine changes).
 """
 import json
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from netns_lab import SITE_PINS
@@ -61,14 +62,19 @@ def test_the_shared_role_adds_no_task_to_a_play(tmp_path):
 
 
 GATE_PLAY = 'Check the settings (without preflight)'
+# Every step of site.yml after preflight (reset.yml is no step of a build).
+STEPS = ['nodes.yml', 'cluster.yml', 'network_operator.yml', 'rdma_network.yml', 'ipu_operator.yml', 'verify.yml']
 
 
-def test_nodes_playbook_alone_refuses_a_bad_setting_before_a_node_changes(tmp_path):
-    result = run(tmp_path, PLAYBOOKS / 'nodes.yml', {'containerd_limit_memlock': 'lots'})
+@pytest.mark.parametrize('playbook', STEPS)
+def test_a_step_run_alone_refuses_a_bad_setting_before_it_acts(tmp_path, playbook):
+    # A shared setting, unquoted: YAML reads 1.30 as the number 1.3.
+    result = run(tmp_path, PLAYBOOKS / playbook, {'ipu_k8s_kubernetes_version': 1.3})
     assert result.rc != 0
-    assert 'containerd_limit_memlock' in ' '.join(result.failure_messages())
+    messages = ' '.join(result.failure_messages())
+    assert 'ipu_k8s_kubernetes_version is the number 1.3' in messages, messages
     later = [e['event_data']['task'] for e in result.host_events() if play_of(result, e) != GATE_PLAY]
-    assert later == [], f'nodes.yml ran {later} before the setting was refused'
+    assert later == [], f'{playbook} ran {later} before the settings were refused'
 
 
 def test_after_preflight_the_nodes_playbook_does_not_check_the_settings_again(tmp_path):

@@ -635,7 +635,10 @@ def test_cluster_playbook_inits_first_then_joins_control_planes_then_workers(tmp
     proc = _playbook('-i', str(inventory), '--list-hosts', '--list-tags', 'playbooks/cluster.yml')
     assert proc.returncode == 0, proc.stdout + proc.stderr
     plays = []
-    for block in proc.stdout.split('play #')[1:]:
+    # After the settings check every step opens with (playbooks/settings.yml, all five hosts).
+    gate, *blocks = proc.stdout.split('play #')[1:]
+    assert 'Check the settings (without preflight)' in gate and 'TAGS: [always]' in gate, gate
+    for block in blocks:
         pattern = re.match(r'\d+ \(([^)]*)\)', block).group(1)
         play_tags = re.search(r'\sTAGS: \[([^\]]*)\]', block).group(1).split(', ')
         hosts = re.search(r'hosts \(\d+\):\n((?:[ ]{6}[^ \n]+\n)+)', block).group(1).split()
