@@ -364,3 +364,9 @@ def test_module_required_to_be_resumable_passes_an_init_that_can_be_finished(run
     fake = commands({READYZ: (0, 'ok', ''), **{get(kind, name, namespace): (0, '', '') for kind, namespace, name in OBJECTS}})
     result = run_module('kubeadm_progress', dict(dirs, mode='init', host='cp1', require='resumable'), fake)
     assert result['action'] == 'finish' and result['phases'] == FINISH
+
+
+def test_module_require_is_one_of_nothing_resumable_and_complete(run_module):
+    with pytest.raises(ModuleFail, match='value of require must be one of: nothing, resumable, complete, got: done'):
+        run_module('kubeadm_progress', {'mode': 'join', 'host': 'w1', 'node_name': 'w1', 'require': 'done'},
+                   commands({}))
