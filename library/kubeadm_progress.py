@@ -21,7 +21,7 @@ description:
   - C(mode=join) (run where O(kubeconfig) is, e.g. delegated to the first control-plane node) reads the Node
     O(node_name), and for a control-plane join its etcd static pod and control-plane label; O(kubelet_conf)
     says whether the joining node has kubelet.conf. Returns C(join), C(complete) or C(reset).
-  - Only reads.
+  - Only reads. With O(require) it also fails, with that message, on a state the play cannot go on from.
 version_added: "1.0.0"
 author:
   - ipu-k8s maintainers
@@ -62,6 +62,12 @@ options:
     description: Whether the joining node has /etc/kubernetes/kubelet.conf (join).
     type: bool
     default: false
+  require:
+    description:
+      - C(resumable) fails on C(reset); C(complete) fails on every action but C(complete).
+    type: str
+    choices: [nothing, resumable, complete]
+    default: nothing
 attributes:
   check_mode:
     support: full
@@ -79,12 +85,8 @@ EXAMPLES = r'''
     mode: init
     host: "{{ inventory_hostname }}"
     api_timeout: 300
+    require: resumable
   register: progress
-
-- name: Stop on a half-done init, saying what to do
-  ansible.builtin.fail:
-    msg: "{{ progress.message }}"
-  when: progress.action == 'reset'
 '''
 
 RETURN = r'''
@@ -152,6 +154,14 @@ class Cluster:
         return out.strip()
 
 
+def finish(module, result):
+    require = module.params['require']
+    if (require != 'nothing' and result['action'] == 'reset'
+            or require == 'complete' and result['action'] != 'complete'):
+        module.fail_json(msg=result['message'], **result)
+    module.exit_json(changed=False, **result)
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -164,6 +174,7 @@ def main():
             node_name=dict(type='str'),
             control_plane=dict(type='bool', default=False),
             kubelet_conf=dict(type='bool', default=False),
+            require=dict(type='str', choices=['nothing', 'resumable', 'complete'], default='nothing'),
         ),
         required_if=[('mode', 'join', ['node_name'])],
         supports_check_mode=True,
@@ -182,7 +193,8 @@ def main():
             if api_ready:
                 objects = {(kind, ns, name): bool(cluster.get(kind, name, ns))
                            for _phase, kind, ns, name in INIT_API_PHASES}
-        module.exit_json(changed=False, **init_progress(p['host'], files, api_ready, objects))
+        finish(module, init_progress(p['host'], files, api_ready, objects))
+        return
     node = label = etcd = False
     if p['kubelet_conf']:
         cluster = Cluster(module)
@@ -193,8 +205,7 @@ def main():
             label = 'node-role.kubernetes.io/control-plane' in labels
         if p['control_plane']:
             etcd = bool(cluster.get('pod', 'etcd-' + p['node_name'], 'kube-system'))
-    result = join_progress(p['host'], p['kubelet_conf'], p['control_plane'], node, label, etcd)
-    module.exit_json(changed=False, **result)
+    finish(module, join_progress(p['host'], p['kubelet_conf'], p['control_plane'], node, label, etcd))
 
 
 if __name__ == '__main__':

@@ -47,7 +47,8 @@ case "$1 $2" in
     fi
     echo kubelet > "$(dirname "$3")/kubelet.conf"
     touch {state}/node-$name
-    grep -q '^controlPlane:' "$3" && touch {state}/control-plane-$name
+    # SKIP_MARK: a join that exits 0 before its etcd member and control-plane label exist
+    grep -q '^controlPlane:' "$3" && [ -z "$SKIP_MARK" ] && touch {state}/control-plane-$name
     if [ -n "$KILL_AFTER_JOIN" ]; then
       pid=$$ top=
       while [ "$pid" -gt 1 ]; do
@@ -165,3 +166,22 @@ def test_one_failed_join_is_named_on_every_worker(cluster):
     for host in ('w1', 'w2'):
         assert not (cluster['dir'] / host / 'ipu-k8s-join.yaml').exists()
 
+
+
+def test_join_stopped_half_way_stops_the_play_and_says_what_to_do(cluster):
+    (cluster['dir'] / 'w1' / 'kubelet.conf').write_text('kubelet\n')   # kubelet.conf, but no Node
+    result = run(cluster, 'w1')
+    assert result.rc != 0
+    assert result.failures()['w1'].startswith(
+        'kubeadm join on w1 stopped half-way: kubelet.conf exists but the Node object do(es) not. '
+        'Run `kubeadm reset -f` on w1'), result.failures()
+    assert joins(cluster) == []
+
+
+def test_control_plane_join_that_exits_without_its_etcd_member_and_label_stops_the_play(cluster):
+    result = run(cluster, 'cp2', SKIP_MARK='1')
+    assert result.rc != 0
+    assert result.failures()['cp2'].startswith(
+        'kubeadm join on cp2 stopped half-way: kubelet.conf exists but its etcd member (pod kube-system/etcd-<node>), '
+        'the node-role.kubernetes.io/control-plane label do(es) not.'), result.failures()
+    assert len(joins(cluster)) == 1

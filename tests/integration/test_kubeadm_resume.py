@@ -36,6 +36,7 @@ case "$1 $2" in
     echo apiserver > $K/manifests/kube-apiserver.yaml
     echo kubelet > {kubelet}/config.yaml
     [ "$STOP_AFTER" = kubelet-start ] && {{ echo "killed" >&2; exit 137; }}
+    [ "$STOP_AFTER" = wait-control-plane ] && exit 0
     touch {state}/configmap-kubeadm-config {state}/configmap-cluster-info \\
           {state}/deployment-coredns {state}/daemonset-kube-proxy
     ;;
@@ -116,6 +117,14 @@ def test_init_killed_after_the_control_plane_started_is_finished_with_phases(nod
     third, _ = run(node)
     assert third.rc == 0 and third.changed() == 0, third.stdout[-3000:]
     assert len(calls(node)) == 6
+
+
+def test_init_that_says_it_succeeded_without_its_last_phases_stops_the_play(node):
+    result, text = run(node, stop_after='wait-control-plane')
+    assert result.rc != 0, result.stdout[-3000:]
+    assert ('kubeadm init on cp1 stopped after the control plane came up: configmap kube-system/kubeadm-config '
+            '(upload-config), configmap kube-public/cluster-info (bootstrap-token)') in text, text
+    assert [c.split()[0:2] for c in calls(node)] == [['init', '--config']]
 
 
 def test_complete_init_runs_once(node):

@@ -76,3 +76,12 @@ def test_a_checksum_not_in_sha256sum_form_is_refused_naming_the_fix(site, form):
     assert 'kubernetes_packages_debs_sha256' in message and sums[name] in message, message
     assert 'without a "sha256:" prefix' in message, message
     assert not site['cache'].exists()
+
+
+def test_a_package_without_its_file_at_the_pinned_version_is_refused_before_anything_is_copied(site):
+    (site['debs'] / f'kubectl_{VERSION}-1.1_amd64.deb').rename(site['debs'] / 'kubectl_1.35.7-1.1_amd64.deb')
+    result = run(site, site['sums'], '--check')
+    assert result.rc != 0
+    assert f"No kubectl_{VERSION}-1.1_*.deb in {site['debs']} on the controller." in ' '.join(
+        result.failures().values()), result.stdout[-3000:]
+    assert not site['cache'].exists()

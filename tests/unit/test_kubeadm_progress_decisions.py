@@ -330,3 +330,43 @@ def test_module_kubeconfig_under_the_home_directory_is_expanded(run_module, tmp_
     result = run_module('kubeadm_progress', {'mode': 'join', 'host': 'w1', 'node_name': 'w1', 'kubelet_conf': True,
                                              'kubeconfig': '~/admin.conf'}, fake)
     assert result['missing'] == ['the Node object']
+
+
+@pytest.mark.parametrize('require', ['resumable', 'complete'])
+def test_module_required_to_go_on_fails_on_a_half_done_init_with_its_message(run_module, tmp_path, require):
+    dirs = lay_out(tmp_path, ['pki/ca.crt', 'admin.conf'])
+    with pytest.raises(ModuleFail) as failed:
+        run_module('kubeadm_progress', dict(dirs, mode='init', host='cp1', require=require), commands({}))
+    assert failed.value.result['action'] == 'reset'
+    assert failed.value.result['msg'] == failed.value.result['message']
+    assert failed.value.result['msg'].startswith('kubeadm init on cp1 stopped after the "kubeconfig" phase: ')
+
+
+@pytest.mark.parametrize('require, fails', [('nothing', False), ('resumable', False), ('complete', True)])
+def test_module_required_to_be_complete_fails_on_a_join_still_to_run(run_module, require, fails):
+    args = {'mode': 'join', 'host': 'w1', 'node_name': 'w1', 'require': require}
+    if not fails:
+        assert run_module('kubeadm_progress', args, commands({}))['action'] == 'join'
+        return
+    with pytest.raises(ModuleFail, match=r'^w1 has not joined: kubeadm join runs\.$'):
+        run_module('kubeadm_progress', args, commands({}))
+
+
+def test_module_required_to_be_complete_passes_a_complete_join(run_module):
+    fake = commands({get('node', 'w1', output='json'): (0, node_json(), '')})
+    result = run_module('kubeadm_progress', {'mode': 'join', 'host': 'w1', 'node_name': 'w1', 'kubelet_conf': True,
+                                             'require': 'complete'}, fake)
+    assert result['action'] == 'complete' and result['changed'] is False
+
+
+def test_module_required_to_be_resumable_passes_an_init_that_can_be_finished(run_module, tmp_path, clock):
+    dirs = lay_out(tmp_path, FILES)
+    fake = commands({READYZ: (0, 'ok', ''), **{get(kind, name, namespace): (0, '', '') for kind, namespace, name in OBJECTS}})
+    result = run_module('kubeadm_progress', dict(dirs, mode='init', host='cp1', require='resumable'), fake)
+    assert result['action'] == 'finish' and result['phases'] == FINISH
+
+
+def test_module_require_is_one_of_nothing_resumable_and_complete(run_module):
+    with pytest.raises(ModuleFail, match='value of require must be one of: nothing, resumable, complete, got: done'):
+        run_module('kubeadm_progress', {'mode': 'join', 'host': 'w1', 'node_name': 'w1', 'require': 'done'},
+                   commands({}))
