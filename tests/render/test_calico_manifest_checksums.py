@@ -64,6 +64,8 @@ def test_local_manifest_with_the_pinned_sha256_is_copied(tmp_path):
     result, copied = run_manifests(tmp_path, 'kind: List\nitems: []\n')
     assert result.rc == 0, result.stdout[-3000:]
     assert copied.read_text() == 'kind: List\nitems: []\n'
+    # The role writes the Installation and APIServer resources beside the manifests it fetched.
+    assert 'kind: Installation' in (copied.parent / 'custom-resources.yaml').read_text()
 
 
 def test_altered_local_manifest_is_refused_and_not_copied(tmp_path):
