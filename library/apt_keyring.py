@@ -45,7 +45,8 @@ options:
 attributes:
   check_mode:
     support: full
-    description: Verifies and compares; writes nothing and removes nothing in check mode.
+    description: Verifies and compares; writes nothing and removes nothing in check mode, where a missing O(src)
+      (not fetched in check mode) is reported as a change.
   diff_mode:
     support: none
     description: Keyrings are binary.
@@ -113,6 +114,8 @@ def main():
         module.fail_json(msg='%s must list 40-hex-digit key fingerprints (it is %s); use the value the '
                              'repository documents.' % (setting, module.params['fingerprints']))
     if not os.path.exists(src):
+        if module.check_mode:  # a key that would have been fetched would be checked and written
+            module.exit_json(changed=True, fingerprints=[], dearmored=not dest.endswith('.asc'))
         module.fail_json(msg='%s does not exist: download or copy the repository key there first.' % src)
     gpg = module.get_bin_path('gpg', required=True)
     home = tempfile.mkdtemp(prefix='apt-keyring-')

@@ -34,8 +34,8 @@ def test_sums_were_taken_at_the_path_the_role_downloads():
         'https://raw.githubusercontent.com/projectcalico/calico/{{ calico_version }}/manifests')
     tasks = yaml.safe_load((ROOT / 'roles' / 'calico' / 'tasks' / 'manifests.yml').read_text())
     fetch = next(t for t in tasks if t.get('ansible.builtin.include_role', {}).get('tasks_from') == 'fetch')['vars']
-    assert fetch['__ipu_k8s_fetch_url'] == '{{ calico_manifests_url }}/{{ __calico_manifest }}'
-    assert fetch['__ipu_k8s_fetch_sha256'] == '{{ calico_manifest_checksums[__calico_manifest] }}'
+    assert fetch['ipu_k8s_fetch_url'] == '{{ calico_manifests_url }}/{{ __calico_manifest }}'
+    assert fetch['ipu_k8s_fetch_sha256'] == '{{ calico_manifest_checksums[__calico_manifest] }}'
 
 
 def run_manifests(tmp_path, content, **overrides):
@@ -64,6 +64,8 @@ def test_local_manifest_with_the_pinned_sha256_is_copied(tmp_path):
     result, copied = run_manifests(tmp_path, 'kind: List\nitems: []\n')
     assert result.rc == 0, result.stdout[-3000:]
     assert copied.read_text() == 'kind: List\nitems: []\n'
+    # The role writes the Installation and APIServer resources beside the manifests it fetched.
+    assert 'kind: Installation' in (copied.parent / 'custom-resources.yaml').read_text()
 
 
 def test_altered_local_manifest_is_refused_and_not_copied(tmp_path):

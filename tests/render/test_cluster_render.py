@@ -563,6 +563,9 @@ def test_apt_repository_trusts_only_the_published_key(tmp_path, request, served_
     assert refused.rc != 0
     assert any('kubernetes_packages_key_fingerprints' in m for m in refused.failure_messages()), refused.stdout[-3000:]
     assert not keyring.exists() and not entry_path.exists()
+    # Check mode on the new host fetches and writes nothing, and says what it would change.
+    assert run('--check') > 0
+    assert not keyring.exists() and not entry_path.exists()
     assert run() > 0
     assert not legacy.exists()
     # A binary keyring holding exactly the key that was served armoured.

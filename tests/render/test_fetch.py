@@ -1,8 +1,9 @@
 """The one fetch every pinned file goes through (ipu_k8s, entry point fetch), run for real
 through a play on this machine: a site's own file from the controller or a download from
 an HTTP server the test starts on 127.0.0.1 is put in place only when its sha256 is the
-pinned one; a second run changes nothing; check mode writes nothing; a checksum written
-as "sha256:<hex>" is refused with the fix before anything is fetched.
+pinned one - the site's setting when it gives one, else the version table's, and messages
+name the one that did; a second run changes nothing; check mode writes nothing; a checksum
+written as "sha256:<hex>", or none at all, is refused with the fix before anything is fetched.
 
 Expected sha256 values are computed here with hashlib from the bytes the test serves."""
 import hashlib
@@ -31,8 +32,9 @@ def server(tmp_path_factory):
         yield url + 'file.yaml'
 
 
-def fetch(tmp_path, sha256, *, url='http://127.0.0.1:9/unused', local=None, check=False):
-    """Run the fetch entry point as a role would; returns (run, recap, destination)."""
+def fetch(tmp_path, sha256, *, pinned=None, url='http://127.0.0.1:9/unused', local=None, check=False):
+    """Run the fetch entry point as a role would (sha256: the site's setting, pinned: the
+    version table's); returns (run, recap, destination)."""
     dest = tmp_path / 'host' / 'file.yaml'
     if not check:  # the callers make the directory; in check mode it may not be there yet
         dest.parent.mkdir(exist_ok=True)
@@ -40,9 +42,11 @@ def fetch(tmp_path, sha256, *, url='http://127.0.0.1:9/unused', local=None, chec
     play.write_text(yaml.safe_dump([{
         'hosts': 'localhost', 'gather_facts': False,
         'tasks': [{'name': 'Fetch', 'ansible.builtin.include_role': {'name': 'ipu_k8s', 'tasks_from': 'fetch'},
-                   'vars': {'__ipu_k8s_fetch_dest': str(dest), '__ipu_k8s_fetch_sha256': sha256,
-                            '__ipu_k8s_fetch_setting': 'site_file_sha256', '__ipu_k8s_fetch_url': url,
-                            '__ipu_k8s_fetch_local_path': str(local or '')}}]}]))
+                   'vars': {'ipu_k8s_fetch_dest': str(dest), 'ipu_k8s_fetch_url': url,
+                            'ipu_k8s_fetch_local_path': str(local or ''), 'ipu_k8s_fetch_sha256': sha256,
+                            'ipu_k8s_fetch_sha256_setting': 'site_file_sha256',
+                            **({'ipu_k8s_fetch_pinned_sha256': pinned,
+                                'ipu_k8s_fetch_pinned_setting': 'files.v1.sha256'} if pinned is not None else {})}}]}]))
     cmdline = ['-c', 'local', '-e', 'ansible_python_interpreter=%s' % sys.executable] + (['--check'] if check else [])
     run = run_playbook(play, 'localhost,', tmp_path / 'runner', cmdline=cmdline, timeout=120,
                        envvars={'ANSIBLE_LOCALHOST_WARNING': 'false', 'ANSIBLE_INVENTORY_UNPARSED_WARNING': 'false'})
@@ -112,4 +116,31 @@ def test_checksum_not_written_as_bare_lowercase_sha256_is_refused_with_the_fix(t
     text = messages(run)
     assert 'site_file_sha256 is "%s"' % written in text
     assert '64 lowercase hex digits without a "sha256:" prefix' in text
+    assert not dest.exists()
+
+
+def test_table_sha256_is_checked_when_the_site_gives_none(tmp_path, local):
+    run, recap, dest = fetch(tmp_path, '', pinned=GOOD, local=local)
+    assert run.rc == 0 and recap['changed'] == 1, run.stdout[-3000:]
+    assert dest.read_bytes() == CONTENT
+
+
+def test_table_sha256_is_named_when_the_file_is_not_the_tables(tmp_path, local):
+    run, _, dest = fetch(tmp_path, '', pinned=OTHER, local=local)
+    assert run.rc != 0
+    assert 'expected %s (files.v1.sha256)' % OTHER in messages(run)
+    assert not dest.exists()
+
+
+def test_site_sha256_wins_over_the_table_and_is_named(tmp_path, local):
+    run, _, dest = fetch(tmp_path, OTHER, pinned=GOOD, local=local)
+    assert run.rc != 0
+    assert 'expected %s (site_file_sha256)' % OTHER in messages(run)
+    assert not dest.exists()
+
+
+def test_no_sha256_from_the_site_or_the_table_is_refused_naming_the_site_setting(tmp_path, local):
+    run, _, dest = fetch(tmp_path, '', pinned='', local=local)
+    assert run.rc != 0
+    assert 'site_file_sha256 is "" (file.yaml): give the file\'s sha256 as 64 lowercase hex digits' in messages(run)
     assert not dest.exists()

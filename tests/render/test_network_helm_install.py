@@ -57,7 +57,7 @@ def run_role(site, *extra, checksum=None):
     command = ['-e', 'helm_install_dir=%s' % (site['dir'] / 'bin'),
                '-e', 'helm_cache_dir=%s' % (site['dir'] / 'cache'),
                '-e', 'helm_tarball_local_path=%s' % site['tarball'],
-               '-e', 'helm_tarball_checksum=%s' % (checksum or site['sha256'])] + list(extra)
+               '-e', 'helm_tarball_checksum=%s' % (site['sha256'] if checksum is None else checksum)] + list(extra)
     result = run_playbook(site['dir'] / 'play.yml', site['dir'] / 'hosts.yml', site['dir'] / 'runner',
                           envvars={'ANSIBLE_ROLES_PATH': str(ROOT / 'roles')}, cmdline=command, timeout=300)
     # cp-01's line of the recap, from the playbook_on_stats event
@@ -104,3 +104,13 @@ def test_a_binary_left_half_unpacked_is_replaced(site):
     installed = subprocess.run([str(site['dir'] / 'bin' / 'helm'), 'version', '--short'],
                                capture_output=True, text=True, check=True)
     assert installed.stdout.strip() == 'v3.16.3+gcfd0749'
+
+
+def test_without_a_site_checksum_the_published_one_is_checked_and_named(site):
+    # helm-v3.16.3-linux-amd64.tar.gz.sha256sum on get.helm.sh; the stand-in tarball is not that file.
+    published = 'f5355c79190951eed23c5432a3b920e071f4c00a64f75e077de0dd4cb7b294ea'
+    result, recap = run_role(site, '-e', 'helm_arch=amd64', checksum='')
+    assert result.rc != 0 and recap['failures'] == 1
+    text = ' '.join(' '.join(result.failure_messages()).split())
+    assert 'expected %s (helm_releases.3.16.3.amd64_sha256)' % published in text, text
+    assert not (site['dir'] / 'bin' / 'helm').exists()

@@ -167,6 +167,13 @@ def test_check_mode_writes_and_removes_nothing(monkeypatch, tmp_path, keys):
     assert result['changed'] is True and not dest.exists()
 
 
+def test_check_mode_reports_a_key_not_fetched_yet_as_a_change(monkeypatch, tmp_path):
+    # Check mode fetches nothing: on a new host the key is not there, and the keyring would be written.
+    src, dest = tmp_path / 'k.asc', tmp_path / 'k.gpg'
+    result = run(monkeypatch, {'src': str(src), 'dest': str(dest), 'fingerprints': ['A' * 40]}, check_mode=True)
+    assert result['changed'] is True and not dest.exists()
+
+
 def test_malformed_fingerprint_setting_is_refused(monkeypatch, tmp_path):
     src = tmp_path / 'k.asc'
     src.write_text('x')

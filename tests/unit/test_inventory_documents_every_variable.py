@@ -20,7 +20,10 @@ def role_variables(role):
     spec = yaml.safe_load((ROOT / "roles" / role / "meta" / "argument_specs.yml").read_text())
     names = set()
     for entry in spec["argument_specs"].values():
-        names.update((entry.get("options") or {}).keys())
+        options = entry.get("options") or {}
+        # An entry point that requires options takes arguments from its callers, not settings.
+        if not any(option.get("required") for option in options.values()):
+            names.update(options.keys())
     return sorted(n for n in names if not n.startswith("__"))
 
 

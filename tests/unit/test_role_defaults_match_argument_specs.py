@@ -44,6 +44,12 @@ def options(role):
     return [(entry, name, option) for entry, opts in entry_points(role).items() for name, option in opts.items()]
 
 
+def arguments(opts):
+    """Whether an entry point's options are arguments its callers pass (it requires some), as
+    ipu_k8s fetch's are, rather than settings with role defaults."""
+    return any(option.get('required') for option in opts.values())
+
+
 def spec_defaults(opts, path=''):
     """Every option, at any depth (a table's row fields too), that carries a `default` key."""
     found = []
@@ -102,9 +108,10 @@ def test_every_default_is_in_the_main_argument_spec(role):
 
 @pytest.mark.parametrize('role', ROLES)
 def test_every_public_option_has_a_default_and_is_optional(role):
-    # Private parameters (__name) of an entry point are passed by its caller, not role defaults.
-    shown = defaults(role)
-    public = {(entry, name): option for entry, name, option in options(role) if not name.startswith('__')}
+    # Private parameters (__name), and the arguments of an entry point, are passed by its caller, not role defaults.
+    shown, points = defaults(role), entry_points(role)
+    public = {(entry, name): option for entry, name, option in options(role)
+              if not name.startswith('__') and not arguments(points[entry])}
     missing = sorted(f'{entry}:{name}' for entry, name in public if name not in shown)
     assert not missing, f'roles/{role}/defaults/main.yml lacks a value for {missing}'
     required = sorted(f'{entry}:{name}' for (entry, name), option in public.items() if option.get('required'))
