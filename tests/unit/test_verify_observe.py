@@ -132,6 +132,18 @@ def test_the_first_installed_unit_is_read_k3s_before_containerd():
                     'process': {'observed': 'soft unlimited, hard unlimited (pid 700)', 'ok': True}}
 
 
+def test_the_limits_of_the_unit_read_are_found_after_those_of_other_running_processes():
+    # K3s removed while it ran: both its units are gone (not-found) but still have a main
+    # process, so the reading holds three /proc sections and containerd's is the third.
+    seen = observe.verify_memlock_seen(memlock_reading(
+        [show('k3s', 'not-found', '8388608', 600), show('k3s-agent', 'not-found', '8388608', 700),
+         show('containerd', memlock='infinity', pid=812)],
+        {600: LIMITS.format(soft='65536', hard='65536'), 700: LIMITS.format(soft='8388608', hard='8388608'),
+         812: LIMITS.format(soft='unlimited', hard='unlimited')}))
+    assert seen == {'systemd': {'observed': 'infinity', 'ok': True},
+                    'process': {'observed': 'soft unlimited, hard unlimited (pid 812)', 'ok': True}}
+
+
 def test_no_unit_installed_reads_the_last_one_named():
     seen = observe.verify_memlock_seen(memlock_reading(NO_K3S + [show('containerd', 'not-found', '8388608', 0)]))
     assert seen['process'] == {'observed': 'containerd.service is not running (MainPID 0)', 'ok': False}
