@@ -202,7 +202,8 @@ def verify_macvlan_seen(comparison, rdma, macvlans, error, name):
     if not rdma:
         return {'observed': 'no derived RDMA network to compare (see the RDMA network derived row)', 'ok': False}
     if error:
-        return {'observed': 'reading the applied network %s failed: %s' % (name, error), 'ok': False}
+        return {'observed': 'reading the applied network %s failed (see the read row): %s; playbooks/rdma_network.yml '
+                            'makes it, and the CNI file of each node of several IPU-PODs' % (name, error), 'ok': False}
     if not macvlans:
         return {'observed': "neither MacvlanNetwork %s nor a NetworkAttachmentDefinition without config and this "
                             "node's CNI file found: run playbooks/rdma_network.yml" % name, 'ok': False}

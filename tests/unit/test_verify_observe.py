@@ -267,7 +267,8 @@ def test_the_macvlan_row_is_the_comparison_when_both_sides_are_there():
 
 @pytest.mark.parametrize('rdma, macvlans, error, observed', [
     ({}, [{}], '', 'no derived RDMA network to compare (see the RDMA network derived row)'),
-    (NETWORK, [], 'Forbidden', 'reading the applied network rdma-net failed: Forbidden'),
+    (NETWORK, [], 'Forbidden', 'reading the applied network rdma-net failed (see the read row): Forbidden; '
+                               'playbooks/rdma_network.yml makes it, and the CNI file of each node of several IPU-PODs'),
     (NETWORK, [], '', "neither MacvlanNetwork rdma-net nor a NetworkAttachmentDefinition without config and this "
                       "node's CNI file found: run playbooks/rdma_network.yml"),
 ])
