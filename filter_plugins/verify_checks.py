@@ -20,6 +20,9 @@ HOSTS = ('k8s_cluster', 'ipu_nodes', 'api')
 FIELDS = {'id', 'title', 'scope', 'hosts', 'tags', 'tasks', 'client', 'expected', 'rows', 'prerequisite',
           'check_mode', 'opt_in', 'opt_in_reason'}
 REQUIRED = ('id', 'title', 'scope', 'hosts', 'tags', 'tasks')
+# What a check with client: true is unless it says otherwise: it reads the API through the
+# client of the first control-plane host.
+CLIENT_CHECK = {'scope': 'cluster', 'hosts': 'api', 'tags': ['verify_cluster']}
 ROW_FIELDS = {'id', 'title', 'expected'}
 # Keys of a check's observations that are not rows.
 RESERVED = ('skip', 'error', 'step')
@@ -75,6 +78,9 @@ def verify_checks_valid(checks):
         where = '__verify_checks[%d] (%s)' % (index, check.get('id', '?') if isinstance(check, dict) else '?')
         if not isinstance(check, dict):
             raise AnsibleFilterError('%s: each check is a mapping, got %r' % (where, check))
+        client = _bool(check.get('client', False), '%s: client' % where)
+        if client:
+            check = checks[index] = dict(CLIENT_CHECK, **check)
         unknown = sorted(set(check) - FIELDS)
         if unknown:
             raise AnsibleFilterError('%s: unknown field(s) %s; allowed: %s' % (where, ', '.join(unknown),
@@ -98,7 +104,6 @@ def verify_checks_valid(checks):
         _valid_rows(check, where)
         if bool(check.get('opt_in')) != bool(check.get('opt_in_reason')):
             raise AnsibleFilterError('%s: opt_in and opt_in_reason go together' % where)
-        client = _bool(check.get('client', False), '%s: client' % where)
         if client:
             client_seen = client_seen or check['id']
         elif client_seen:
