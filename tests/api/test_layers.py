@@ -230,6 +230,18 @@ def test_verify_cluster_checks_pass_on_hollow_nodes_and_skip_what_needs_exec(sit
     site.play('verify.yml', '--tags', 'verify_cluster').assert_unchanged()
 
 
+def test_verify_starts_the_bandwidth_pods_on_two_ipu_nodes_and_removes_them(site, api):
+    # Hollow nodes run both pods without a container: they become Ready on the first two
+    # IPU nodes (a pod that does not would FAIL the row with its diagnosis), and the first
+    # step inside the client, an exec, fails the row, naming it.
+    site.play('verify.yml', '--tags', 'verify_cluster',
+              extra_vars={'verify_rdma_perftest': True, 'verify_fail_on_failed_checks': False}).assert_ok()
+    [row] = [r for r in report_rows(site) if r['check'].startswith('RDMA traffic between two pods')]
+    assert row['status'] == 'FAIL' and row['observed'].startswith("Read net1's link rate in the client: "), row
+    left = api.core.list_pod_for_all_namespaces(label_selector='app.kubernetes.io/name=ipu-k8s-verify').items
+    assert all(p.metadata.deletion_timestamp for p in left), [p.metadata.name for p in left]
+
+
 # --- reset (its API part only) ------------------------------------------------------------
 
 RESET_ARGS = ('--tags', 'reset_cluster_objects')

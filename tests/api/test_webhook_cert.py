@@ -8,8 +8,9 @@ installed 355 days ago holds it (a CA and a serving certificate it signed, both 
 10 days), and runs playbooks/ipu_operator.yml: the run upgrades the release, the Secret
 holds a new certificate ending about 365 days from now, and the next run changes nothing.
 verify's row "IPU Operator webhook certificate" FAILs while the certificate is due for that
-renewal and PASSes once a run renewed it. What the stand-in cannot show: the controller reloading the certificate (nothing runs in a
-hollow node's pods) and the webhook configurations' caBundle (left out of the stand-in).
+renewal and PASSes once a run renewed it. What the stand-in cannot show: the controller
+reloading the certificate (nothing runs in a hollow node's pods) and the webhook
+configurations' caBundle (left out of the stand-in).
 """
 
 from __future__ import annotations
@@ -110,7 +111,8 @@ def _verify_cert_rows(site) -> list:
     """verify's webhook certificate rows (the cluster checks; the other rows may fail here)."""
     site.play('verify.yml', '--tags', 'verify_cluster',
               extra_vars={'verify_fail_on_failed_checks': False, 'verify_test_pod_timeout': 5})
-    return [(r['status'], r['observed']) for r in report_rows(site) if r['check'] == 'IPU Operator webhook certificate']
+    return [(r['status'], r['observed']) for r in report_rows(site)
+            if r['check'] == 'IPU Operator webhook certificate']
 
 
 def test_verify_fails_the_certificate_row_while_it_is_due_for_renewal_and_passes_after(installed, api):
