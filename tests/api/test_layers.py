@@ -153,8 +153,13 @@ def test_verify_fails_the_rdma_resource_row_before_the_device_plugin_reports_it(
     # The test pod cannot be scheduled either: give it 20 s, not the site's timeout.
     run = site.play('verify.yml', '--tags', 'verify_cluster', extra_vars={'verify_test_pod_timeout': 20})
     assert run.rc != 0, 'verify passed although no node advertises the RDMA resource'
-    rows = [r for r in report_rows(site) if r['check'] == RDMA_RESOURCE + ' allocatable']
+    report = report_rows(site)
+    rows = [r for r in report if r['check'] == RDMA_RESOURCE + ' allocatable']
     assert {r['host']: r['status'] for r in rows} == {node: 'FAIL' for node in IPU_NODES}, rows
+    # The test pod's row says why the pod is not Ready: the scheduler's words.
+    [pod_row] = [r for r in report if r['check'].startswith('RDMA test pod Ready')]
+    assert pod_row['status'] == 'FAIL' and 'Unschedulable' in pod_row['observed'], pod_row
+    assert 'Insufficient ' + RDMA_RESOURCE in pod_row['observed'], pod_row
 
 
 TEST_POD = 'ipu-k8s-verify-rdma'
