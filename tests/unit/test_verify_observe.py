@@ -67,6 +67,13 @@ def test_output_that_is_not_json_is_refused_naming_the_command():
         observe.verify_rdma_device('link rxe0/1 state ACTIVE', 'eth1')
 
 
+def test_a_reading_without_its_sysfs_part_or_without_anything_lists_no_device():
+    assert observe.verify_rdma_device_seen(LINKS) == {
+        'observed': 'rdma link: rxe0/1 ACTIVE eth1, mlx5_1/1 DOWN ens2f1; /sys/class/infiniband: empty', 'ok': False}
+    assert observe.verify_rdma_device_seen(None) == {
+        'observed': 'rdma link: none; /sys/class/infiniband: empty', 'ok': False}
+
+
 def test_pod_rdma_traffic_is_skipped_with_why_soft_roce_or_the_cluster_check():
     soft = observe.verify_container_rdma_traffic_seen(NETWORK, LAB)['skip']
     assert soft.startswith('skipped: rxe0 is Soft-RoCE on eth1. Soft-RoCE cannot carry it: measured on the lab')
