@@ -44,6 +44,11 @@ def _terminated(terminated):
     return _text(words, terminated.get('message'))
 
 
+def _with_last(detail, last):
+    """detail, then the last termination when there is one."""
+    return detail + (', last ' + _terminated(last) if last else '')
+
+
 def container_problem(status, spec_image=None, init=False):
     """Why one container status is not ready, or None when it is fine."""
     state = status.get('state') or {}
@@ -60,27 +65,18 @@ def container_problem(status, spec_image=None, init=False):
         if reason in IMAGE_REASONS:
             return _text('%s of image %s' % (reason, image), waiting.get('message'))
         if reason == 'CrashLoopBackOff':
-            detail = 'CrashLoopBackOff (%d restarts)' % restarts
-            if last:
-                detail += ', last ' + _terminated(last)
-            return _text(detail, waiting.get('message') if not last else None)
+            return _text(_with_last('CrashLoopBackOff (%d restarts)' % restarts, last),
+                         waiting.get('message') if not last else None)
         if reason in ('PodInitializing', 'ContainerCreating') and not waiting.get('message'):
             return reason
-        detail = reason
-        if last:
-            detail += ', last ' + _terminated(last)
-        return _text(detail, waiting.get('message'))
+        return _text(_with_last(reason, last), waiting.get('message'))
     if 'terminated' in state:
         return 'terminated, ' + _terminated(state['terminated'] or {})
     if 'running' in state:
         if init:
             return 'still running'
         detail = 'running but not Ready (readiness probe failing?)'
-        if restarts:
-            detail += ', %d restarts' % restarts
-            if last:
-                detail += ', last ' + _terminated(last)
-        return detail
+        return _with_last(detail + ', %d restarts' % restarts, last) if restarts else detail
     return 'no state reported yet'
 
 

@@ -40,33 +40,26 @@ def _network(text):
     return ipaddress.IPv4Network(str(text).strip(), strict=False)
 
 
-def _covered_by_networks(excludes, applied):
-    """The excludes (CIDRs) not inside any applied CIDR, or None when one is malformed."""
-    try:
-        nets = [_network(a) for a in applied]
-        return [e for e in excludes if not any(_network(e).subnet_of(n) for n in nets)]
-    except ValueError:
-        return None
+def _bounds(item):
+    """First and last address, as integers, of a CIDR or an inclusive {startIP, endIP} range."""
+    if isinstance(item, dict):
+        return int(ipaddress.IPv4Address(item['startIP'])), int(ipaddress.IPv4Address(item['endIP']))
+    net = _network(item)
+    return int(net.network_address), int(net.broadcast_address)
 
 
-def _covered_by_ranges(excludes, ranges):
-    """The excludes (CIDRs) not inside the union of the inclusive {startIP, endIP} ranges."""
+def _not_covered(excludes, applied):
+    """The excludes (CIDRs) not inside the union of the applied CIDRs or ranges, or None when
+    one is malformed."""
     try:
-        spans = sorted((int(ipaddress.IPv4Address(r['startIP'])), int(ipaddress.IPv4Address(r['endIP'])))
-                       for r in ranges)
         merged = []
-        for start, end in spans:
+        for start, end in sorted(_bounds(item) for item in applied):
             if merged and start <= merged[-1][1] + 1:
                 merged[-1][1] = max(merged[-1][1], end)
             else:
                 merged.append([start, end])
-        missing = []
-        for exclude in excludes:
-            net = _network(exclude)
-            first, last = int(net.network_address), int(net.broadcast_address)
-            if not any(start <= first and last <= end for start, end in merged):
-                missing.append(exclude)
-        return missing
+        return [exclude for exclude in excludes
+                if not any(start <= _bounds(exclude)[0] and _bounds(exclude)[1] <= end for start, end in merged)]
     except (ValueError, KeyError, TypeError):
         return None
 
@@ -102,13 +95,13 @@ def rdma_network_comparison(rdma, macvlan, ippool=None):
         applied_range = pool_spec.get('subnet', '?')
         exclusions = pool_spec.get('exclusions') or []
         applied_excludes = _ranges_text(exclusions)
-        missing = _covered_by_ranges(excludes, exclusions)
+        missing = _not_covered(excludes, exclusions)
         observed_head = 'pool=%s ' % pool_name
     elif ipam_type == 'whereabouts':
         applied_range = ipam.get('range', '?')
         applied = ipam.get('exclude') or []
         applied_excludes = ','.join(str(a) for a in applied)
-        missing = _covered_by_networks(excludes, applied)
+        missing = _not_covered(excludes, applied)
         observed_head = ''
     else:
         return {'ipam': ipam_type, 'expected': expected, 'status': 'FAIL',

@@ -2,15 +2,10 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """verify's checks: which a run selects, and the rows of the report.
 
-The checks are one list (roles/verify/vars/main.yml, __verify_checks); each declares its
-rows (title, expected). For one host and one run (its tags, its skip tags, the opt-ins,
-check mode), verify_plan returns the checks to run on that host, in list order, and why
-each other check that applies to the host does not run. A check's task file only
-registers what it saw (__verify_seen: {row id: observation}); verify_rows turns the plan
-and those observations into the host's rows {host, check, expected, observed, status},
-in list order: PASS, FAIL, and SKIP with the reason (not selected, opt-in left off, check
-mode, a missing prerequisite, a step before it failed). verify_checks_table renders the
-list as the README's Markdown table.
+The checks are one list, each declaring its rows (roles/verify/vars/main.yml, __verify_checks,
+which documents the fields and the observations a check registers). verify_plan chooses
+what a host runs, verify_rows makes its PASS/FAIL/SKIP rows in list order, and
+verify_checks_table renders the list as the README's Markdown table.
 """
 
 from __future__ import annotations
@@ -25,6 +20,9 @@ HOSTS = ('k8s_cluster', 'ipu_nodes', 'api')
 FIELDS = {'id', 'title', 'scope', 'hosts', 'tags', 'tasks', 'client', 'expected', 'rows', 'prerequisite',
           'check_mode', 'opt_in', 'opt_in_reason'}
 REQUIRED = ('id', 'title', 'scope', 'hosts', 'tags', 'tasks')
+# What a check with client: true is unless it says otherwise: it reads the API through the
+# client of the first control-plane host.
+CLIENT_CHECK = {'scope': 'cluster', 'hosts': 'api', 'tags': ['verify_cluster']}
 ROW_FIELDS = {'id', 'title', 'expected'}
 # Keys of a check's observations that are not rows.
 RESERVED = ('skip', 'error', 'step')
@@ -80,6 +78,9 @@ def verify_checks_valid(checks):
         where = '__verify_checks[%d] (%s)' % (index, check.get('id', '?') if isinstance(check, dict) else '?')
         if not isinstance(check, dict):
             raise AnsibleFilterError('%s: each check is a mapping, got %r' % (where, check))
+        client = _bool(check.get('client', False), '%s: client' % where)
+        if client:
+            check = checks[index] = dict(CLIENT_CHECK, **check)
         unknown = sorted(set(check) - FIELDS)
         if unknown:
             raise AnsibleFilterError('%s: unknown field(s) %s; allowed: %s' % (where, ', '.join(unknown),
@@ -103,7 +104,6 @@ def verify_checks_valid(checks):
         _valid_rows(check, where)
         if bool(check.get('opt_in')) != bool(check.get('opt_in_reason')):
             raise AnsibleFilterError('%s: opt_in and opt_in_reason go together' % where)
-        client = _bool(check.get('client', False), '%s: client' % where)
         if client:
             client_seen = client_seen or check['id']
         elif client_seen:
@@ -128,6 +128,11 @@ def applies_to(check, host, groups):
     if check['hosts'] == 'api':
         return host == (list(groups.get('control_plane') or []) or [host])[0]
     return True
+
+
+def _tag_reason(check, tag_skip):
+    """Why a check the run did not select is SKIP: tag_skip's reason for its first tag."""
+    return tag_skip.get(check['tags'][0]) or 'not run: the run skipped the tag %s' % check['tags'][0]
 
 
 def verify_plan(checks, host, groups, run_tags, skip_tags, opted_in=None, tag_skip=None, check_mode=False):
@@ -155,8 +160,7 @@ def verify_plan(checks, host, groups, run_tags, skip_tags, opted_in=None, tag_sk
         if opt_in and not _bool(opted_in[opt_in], opt_in):
             plan['not_run'][check['id']] = check['opt_in_reason']
         elif not any(tag in tags for tag in check['tags']):
-            plan['not_run'][check['id']] = tag_skip.get(check['tags'][0]) or (
-                'not run: the run skipped the tag %s' % check['tags'][0])
+            plan['not_run'][check['id']] = _tag_reason(check, tag_skip)
         elif check.get('check_mode') and _bool(check_mode, 'check_mode'):
             plan['not_run'][check['id']] = check['check_mode']
         else:
@@ -257,8 +261,7 @@ def verify_checks_table(checks, tag_skip=None):
         if not rows or _bool(check.get('prerequisite', False), 'prerequisite'):
             when = NOT_REPORTED
         else:
-            when = 'SKIP: %s' % (tag_skip.get(check['tags'][0]) or 'not run: the run skipped the tag %s'
-                                 % check['tags'][0])
+            when = 'SKIP: %s' % _tag_reason(check, tag_skip)
         if check.get('check_mode'):
             when += '; in check mode SKIP: %s' % check['check_mode']
         if check.get('opt_in'):

@@ -84,11 +84,8 @@ def verify_rdma_device_seen(output):
             'ok': any(link['state'] == 'ACTIVE' for link in links) and bool(ib_devices)}
 
 
-# Measured on the lab (Debian 12, kernel 6.1.0-50-amd64): a macvlan on eth1 moved into its
-# own network namespace (10.247.209.250, GID index 2 of rxe0), from there
-# `ibv_rc_pingpong -d rxe0 -g 2 -n 5 10.247.208.10` to vipu1's rxe1 prints "Failed status
-# local QP operation error (2) for wr_id 2" and "parse WC failed 2", after both ends
-# exchanged their addresses over IP; from the host namespace (GID 1) the same tool passes.
+# Measured on the lab (kernel 6.1.0-50-amd64): from a macvlan on eth1 in its own network
+# namespace (GID index 2 of rxe0), `ibv_rc_pingpong -d rxe0 -g 2 -n 5 10.247.208.10`.
 SOFT_ROCE = ('Soft-RoCE cannot carry it: measured on the lab (Debian 12, kernel 6.1), RC traffic from a macvlan\'s '
              'GID in another network namespace fails with "Failed status local QP operation error (2)" after the '
              'address exchange over IP passed, while the same verbs from the host namespace pass; ConnectX NICs '
@@ -205,7 +202,8 @@ def verify_macvlan_seen(comparison, rdma, macvlans, error, name):
     if not rdma:
         return {'observed': 'no derived RDMA network to compare (see the RDMA network derived row)', 'ok': False}
     if error:
-        return {'observed': 'reading the applied network %s failed: %s' % (name, error), 'ok': False}
+        return {'observed': 'reading the applied network %s failed (see the read row): %s; playbooks/rdma_network.yml '
+                            'makes it, and the CNI file of each node of several IPU-PODs' % (name, error), 'ok': False}
     if not macvlans:
         return {'observed': "neither MacvlanNetwork %s nor a NetworkAttachmentDefinition without config and this "
                             "node's CNI file found: run playbooks/rdma_network.yml" % name, 'ok': False}

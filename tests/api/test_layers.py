@@ -152,8 +152,13 @@ def test_verify_fails_the_rdma_resource_row_before_the_device_plugin_reports_it(
     # The test pod cannot be scheduled either: give it 20 s, not the site's timeout.
     run = site.play('verify.yml', '--tags', 'verify_cluster', extra_vars={'verify_test_pod_timeout': 20})
     assert run.rc != 0, 'verify passed although no node advertises the RDMA resource'
-    rows = [r for r in report_rows(site) if r['check'] == RDMA_RESOURCE + ' allocatable']
+    report = report_rows(site)
+    rows = [r for r in report if r['check'] == RDMA_RESOURCE + ' allocatable']
     assert {r['host']: r['status'] for r in rows} == {node: 'FAIL' for node in IPU_NODES}, rows
+    # The test pod's row says why the pod is not Ready: the scheduler's words.
+    [pod_row] = [r for r in report if r['check'].startswith('RDMA test pod Ready')]
+    assert pod_row['status'] == 'FAIL' and 'Unschedulable' in pod_row['observed'], pod_row
+    assert 'Insufficient ' + RDMA_RESOURCE in pod_row['observed'], pod_row
 
 
 TEST_POD = 'ipu-k8s-verify-rdma'
@@ -227,6 +232,18 @@ def test_verify_cluster_checks_pass_on_hollow_nodes_and_skip_what_needs_exec(sit
     left = api.get('v1', 'Pod', TEST_POD, pods[-1]['metadata']['namespace'])
     assert left is None or left['metadata'].get('deletionTimestamp'), 'verify left its test pod: %s' % left
     site.play('verify.yml', '--tags', 'verify_cluster').assert_unchanged()
+
+
+def test_verify_starts_the_bandwidth_pods_on_two_ipu_nodes_and_removes_them(site, api):
+    # Hollow nodes run both pods without a container: they become Ready on the first two
+    # IPU nodes (a pod that does not would FAIL the row with its diagnosis), and the first
+    # step inside the client, an exec, fails the row, naming it.
+    site.play('verify.yml', '--tags', 'verify_cluster',
+              extra_vars={'verify_rdma_perftest': True, 'verify_fail_on_failed_checks': False}).assert_ok()
+    [row] = [r for r in report_rows(site) if r['check'].startswith('RDMA traffic between two pods')]
+    assert row['status'] == 'FAIL' and row['observed'].startswith("Read net1's link rate in the client: "), row
+    left = api.core.list_pod_for_all_namespaces(label_selector='app.kubernetes.io/name=ipu-k8s-verify').items
+    assert all(p.metadata.deletion_timestamp for p in left), [p.metadata.name for p in left]
 
 
 # --- reset (its API part only) ------------------------------------------------------------

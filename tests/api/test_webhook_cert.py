@@ -7,8 +7,10 @@ ca/cert/key of <fullname>-admission). The test ages that Secret by hand, as a re
 installed 355 days ago holds it (a CA and a serving certificate it signed, both ending in
 10 days), and runs playbooks/ipu_operator.yml: the run upgrades the release, the Secret
 holds a new certificate ending about 365 days from now, and the next run changes nothing.
-What the stand-in cannot show: the controller reloading the certificate (nothing runs in a
-hollow node's pods) and the webhook configurations' caBundle (left out of the stand-in).
+verify's row "IPU Operator webhook certificate" FAILs while the certificate is due for that
+renewal and PASSes once a run renewed it. What the stand-in cannot show: the controller
+reloading the certificate (nothing runs in a hollow node's pods) and the webhook
+configurations' caBundle (left out of the stand-in).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
-from api_client import releases
+from api_client import releases, report_rows
 
 NAMESPACE = 'ipu-operator'
 RELEASE = 'ipu-operator'
@@ -103,3 +105,23 @@ def test_a_certificate_near_its_end_is_renewed_and_the_next_run_changes_nothing(
 
     installed.play('ipu_operator.yml').assert_unchanged()
     assert _cert(_read(api)).serial_number == renewed.serial_number
+
+
+def _verify_cert_rows(site) -> list:
+    """verify's webhook certificate rows (the cluster checks; the other rows may fail here)."""
+    site.play('verify.yml', '--tags', 'verify_cluster',
+              extra_vars={'verify_fail_on_failed_checks': False, 'verify_test_pod_timeout': 5})
+    return [(r['status'], r['observed']) for r in report_rows(site)
+            if r['check'] == 'IPU Operator webhook certificate']
+
+
+def test_verify_fails_the_certificate_row_while_it_is_due_for_renewal_and_passes_after(installed, api):
+    secret = _read(api)
+    secret['data'] = _aged_secret_data(days_left=10)
+    api.core.replace_namespaced_secret(SECRET, NAMESPACE, secret)
+    [(status, observed)] = _verify_cert_rows(installed)
+    assert status == 'FAIL' and observed.startswith('9 days left'), observed
+
+    installed.play('ipu_operator.yml').assert_ok()
+    [(status, observed)] = _verify_cert_rows(installed)
+    assert status == 'PASS' and observed.startswith(('364 days left', '365 days left')), observed

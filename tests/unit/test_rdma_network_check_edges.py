@@ -73,6 +73,12 @@ def test_a_malformed_whereabouts_exclude_fails():
     assert status(RDMA, whereabouts(exclude=['10.247.208.0/33'])) == 'FAIL'
 
 
+def test_an_exclude_split_over_two_adjacent_applied_ones_is_covered():
+    # Whereabouts excludes the union: 10.247.208.0/26 and 10.247.208.64/26 are 10.247.208.0/25.
+    assert status(RDMA, whereabouts(exclude=['10.247.208.64/26', '10.247.208.0/26'])) == 'PASS'
+    assert status(RDMA, whereabouts(exclude=['10.247.208.0/26', '10.247.208.65/32'])) == 'FAIL'
+
+
 def test_an_exclude_inside_a_larger_applied_one_is_covered():
     assert status(RDMA, whereabouts(exclude=['10.247.208.0/24'])) == 'PASS'
 

@@ -89,6 +89,16 @@ def test_the_plan_in_full_and_its_defaults():
     assert verify_checks.verify_plan([MEMLOCK], 'w1', GROUPS, ['all'], [])['run'] == [MEMLOCK]
 
 
+def test_a_client_check_runs_on_the_first_control_plane_host_under_verify_cluster_unless_it_says_otherwise():
+    bare = {'id': 'nodes', 'title': 'nodes Ready', 'tasks': 'cluster_nodes.yml', 'expected': 'all Ready', 'client': True}
+    assert verify_checks.verify_plan([bare], 'cp1', GROUPS, ['verify_cluster'], [])['run_client'] == [NODES | {'client': True}]
+    assert verify_checks.verify_plan([bare], 'w1', GROUPS, ['all'], [])['run_client'] == []
+    assert verify_checks.verify_plan([bare], 'cp1', GROUPS, ['verify_node'], [])['not_run'] == {
+        'nodes': 'not run: the run skipped the tag verify_cluster'}
+    assert verify_checks.verify_checks_table([dict(bare, tags=['verify_node'])]).splitlines()[2].startswith(
+        '| nodes Ready | nodes Ready | cluster | first control-plane host | `verify_node` |')
+
+
 def test_a_skipped_tag_gives_the_sites_reason_or_the_default_one():
     assert plan(run_tags=['verify_node'], opted={'verify_smoke': True},
                 tag_skip={'verify_cluster': 'the cluster checks were skipped'})['not_run'] == {

@@ -67,6 +67,13 @@ def test_output_that_is_not_json_is_refused_naming_the_command():
         observe.verify_rdma_device('link rxe0/1 state ACTIVE', 'eth1')
 
 
+def test_a_reading_without_its_sysfs_part_or_without_anything_lists_no_device():
+    assert observe.verify_rdma_device_seen(LINKS) == {
+        'observed': 'rdma link: rxe0/1 ACTIVE eth1, mlx5_1/1 DOWN ens2f1; /sys/class/infiniband: empty', 'ok': False}
+    assert observe.verify_rdma_device_seen(None) == {
+        'observed': 'rdma link: none; /sys/class/infiniband: empty', 'ok': False}
+
+
 def test_pod_rdma_traffic_is_skipped_with_why_soft_roce_or_the_cluster_check():
     soft = observe.verify_container_rdma_traffic_seen(NETWORK, LAB)['skip']
     assert soft.startswith('skipped: rxe0 is Soft-RoCE on eth1. Soft-RoCE cannot carry it: measured on the lab')
@@ -130,6 +137,18 @@ def test_the_first_installed_unit_is_read_k3s_before_containerd():
         {700: LIMITS.format(soft='unlimited', hard='unlimited'), 812: LIMITS.format(soft='65536', hard='65536')}))
     assert seen == {'systemd': {'observed': 'infinity', 'ok': True},
                     'process': {'observed': 'soft unlimited, hard unlimited (pid 700)', 'ok': True}}
+
+
+def test_the_limits_of_the_unit_read_are_found_after_those_of_other_running_processes():
+    # K3s removed while it ran: both its units are gone (not-found) but still have a main
+    # process, so the reading holds three /proc sections and containerd's is the third.
+    seen = observe.verify_memlock_seen(memlock_reading(
+        [show('k3s', 'not-found', '8388608', 600), show('k3s-agent', 'not-found', '8388608', 700),
+         show('containerd', memlock='infinity', pid=812)],
+        {600: LIMITS.format(soft='65536', hard='65536'), 700: LIMITS.format(soft='8388608', hard='8388608'),
+         812: LIMITS.format(soft='unlimited', hard='unlimited')}))
+    assert seen == {'systemd': {'observed': 'infinity', 'ok': True},
+                    'process': {'observed': 'soft unlimited, hard unlimited (pid 812)', 'ok': True}}
 
 
 def test_no_unit_installed_reads_the_last_one_named():
@@ -255,7 +274,8 @@ def test_the_macvlan_row_is_the_comparison_when_both_sides_are_there():
 
 @pytest.mark.parametrize('rdma, macvlans, error, observed', [
     ({}, [{}], '', 'no derived RDMA network to compare (see the RDMA network derived row)'),
-    (NETWORK, [], 'Forbidden', 'reading the applied network rdma-net failed: Forbidden'),
+    (NETWORK, [], 'Forbidden', 'reading the applied network rdma-net failed (see the read row): Forbidden; '
+                               'playbooks/rdma_network.yml makes it, and the CNI file of each node of several IPU-PODs'),
     (NETWORK, [], '', "neither MacvlanNetwork rdma-net nor a NetworkAttachmentDefinition without config and this "
                       "node's CNI file found: run playbooks/rdma_network.yml"),
 ])
