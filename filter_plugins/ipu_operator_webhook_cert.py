@@ -9,10 +9,6 @@ renews it in between: a release older than a year serves an expired certificate 
 API server rejects every IPUJob. Chart 1.1.0's kube-webhook-certgen jobs write the same
 Secret name and keys.
 
-- helm_fullname(release, chart_name, values): the fullname helper `helm create` writes, as the
-  ipu-operator charts ("ipu-operator.fullname", which names the Secret), the network-operator
-  chart ("network-operator.fullname", its operator Deployment) and its Node Feature Discovery
-  subchart (its master and worker) define it in templates/_helpers.tpl.
 - ipu_operator_webhook_cert(resources, renew_days=0, now=None): from the k8s_info resources of
   that Secret -> {'present': bool, 'not_after': ISO 8601 UTC, 'days_left': whole days, 'renew':
   whether it is there with fewer than renew_days days left (a run then upgrades the release)}.
@@ -31,24 +27,6 @@ try:
     from cryptography import x509
 except ImportError:  # ansible-core requires cryptography; say so plainly if it is missing
     x509 = None
-
-
-def _trunc(name):
-    """Sprig's trunc 63 | trimSuffix "-"."""
-    name = name[:63]
-    return name[:-1] if name.endswith('-') else name
-
-
-def helm_fullname(release, chart_name, values=None):
-    """The fullname helper: fullnameOverride, else the release name when it holds the chart's
-    name (or nameOverride), else <release>-<name>; cut to 63 characters without a trailing "-"."""
-    values = values or {}
-    if values.get('fullnameOverride'):
-        return _trunc(str(values['fullnameOverride']))
-    name = values.get('nameOverride') or chart_name
-    if name in release:
-        return _trunc(release)
-    return _trunc('%s-%s' % (release, name))
 
 
 def ipu_operator_webhook_cert(resources, renew_days=0, now=None):
@@ -77,7 +55,4 @@ class FilterModule(object):
     """The IPU Operator webhook certificate filters."""
 
     def filters(self):
-        return {
-            'helm_fullname': helm_fullname,
-            'ipu_operator_webhook_cert': ipu_operator_webhook_cert,
-        }
+        return {'ipu_operator_webhook_cert': ipu_operator_webhook_cert}

@@ -1,6 +1,6 @@
 """filter_plugins/ipu_operator_webhook_cert.py at its edges: the refusal word for word, a
-Secret without data or name, a long fullnameOverride cut as Sprig's trunc 63 | trimSuffix "-"
-cuts it, and days left counted in whole days from the certificate the openssl CLI made."""
+Secret without data or name, and days left counted in whole days from the certificate the
+openssl CLI made."""
 import base64
 import datetime
 import importlib.util
@@ -27,16 +27,6 @@ def test_a_secret_without_data_is_refused_naming_it_and_the_command():
 def test_a_certificate_that_is_not_base64_is_refused():
     with pytest.raises(AnsibleFilterError, match=r'^Secret \? has no PEM certificate under data.cert'):
         webhook.ipu_operator_webhook_cert([{'data': {'cert': 'not base64!'}}])
-
-
-@pytest.mark.parametrize('override, fullname', [('o' * 70, 'o' * 63), ('o' * 62 + '-x', 'o' * 62),
-                                                ('ops-', 'ops')])
-def test_a_full_name_override_is_cut_as_the_chart_cuts_it(override, fullname):
-    assert webhook.helm_fullname('graphcore', 'ipu-operator', {'fullnameOverride': override}) == fullname
-
-
-def test_a_release_name_holding_the_chart_name_is_the_full_name():
-    assert webhook.helm_fullname('prod-ipu-operator-2', 'ipu-operator', None) == 'prod-ipu-operator-2'
 
 
 def test_days_left_are_whole_days_before_not_after(tmp_path):
