@@ -65,8 +65,7 @@ def agreed(networks, ipam='whereabouts', block_size=0):
 
 
 def render_macvlan(agreed_network, chart_version='25.4.0', **overrides):
-    overrides['ipu_k8s_site'] = {'rdma_network': agreed_network}
-    overrides['__network_operator_ipam'] = ROWS[chart_version]['ipam']
+    overrides['ipu_k8s_site'] = {'rdma_network': agreed_network, 'ipam': ROWS[chart_version]['ipam']}
     return render_role_yaml('rdma_network', 'macvlannetwork.yaml.j2', overrides)
 
 
@@ -174,7 +173,7 @@ VIPU = {'host': '10.247.208.5', 'port': 8090, 'name': 'pod001', 'label': 'ipunod
 def site_model(hostvars, ipu_nodes):
     """What the role's site entry point makes of these nodes' facts (the expressions it runs)."""
     task = next(t for t in load_role_yaml('rdma_network', 'tasks/site.yml') if t.get('ansible.builtin.import_role', {}).get('name') == 'ipu_k8s')
-    variables = {'groups': {'ipu_nodes': ipu_nodes}, 'hostvars': hostvars, '__network_operator_ipam': 'whereabouts'}
+    variables = {'groups': {'ipu_nodes': ipu_nodes}, 'hostvars': hostvars, 'network_operator_ipam': 'whereabouts'}
     variables.update((k, role_expression('rdma_network', v, variables)) for k, v in task['vars'].items())
     model = next(t for t in load_role_yaml('ipu_k8s', 'tasks/site.yml'))['ansible.builtin.set_fact']['ipu_k8s_site']
     return role_expression('ipu_k8s', model, variables)
@@ -219,7 +218,7 @@ def cni_missing(present, multus_conf=1, ipam=None):
         'inventory_hostname': 'poplar-02',
     }
     if ipam:
-        variables['__network_operator_ipam'] = ipam
+        variables['network_operator_ipam'] = ipam
     else:  # as verify imports it: the applied IPAM, '' when not known
         variables['rdma_network_cni_ipam'] = ''
     variables.update(check['vars'])
@@ -336,5 +335,5 @@ def test_ippool_with_a_misspelt_field_fails_the_crd_check():
 def test_apply_renders_the_ippool_only_for_nv_ipam_rows():
     task = next(t for t in load_role_yaml('rdma_network', 'tasks/apply.yml')
                 if t['name'].startswith('Apply the NVIDIA IPAM pool'))
-    assert task['when'] == "__network_operator_ipam == 'nv-ipam'"
+    assert task['when'] == "ipu_k8s_site.ipam == 'nv-ipam'"
     assert task['loop'] == '{{ ipu_k8s_site.pods }}'
