@@ -70,7 +70,7 @@ def render_macvlan(agreed_network, chart_version='25.4.0', **overrides):
 
 
 def render_ippool(agreed_network, node_names, name='rdma-net', **overrides):
-    overrides['__rdma_network_pool'] = {'name': name, 'network': agreed_network, 'node_names': node_names}
+    overrides['item'] = {'pool': name, 'rdma_network': agreed_network, 'node_names': node_names}
     return render_role_yaml('rdma_network', 'ippool.yaml.j2', overrides)
 
 
@@ -206,37 +206,6 @@ def test_nodes_on_different_subnets_are_refused_by_name():
     nodes['poplar-03'] = node_facts('10.247.210.0/24', '10.247.210.5')
     with pytest.raises(ipu_k8s_rdma.IpuK8sError, match='poplar-03'):
         agreed(nodes)
-
-
-def cni_missing(present, multus_conf=1, ipam=None):
-    tasks = load_role_yaml('rdma_network', 'tasks/cni_check.yml')
-    check = next(t for t in tasks if t['name'] == 'Check the Multus and Whereabouts CNI files')
-    variables = {
-        '__rdma_network_multus_conf': {'matched': multus_conf},
-        '__rdma_network_cni_dirs': {'results': [
-            {'item': d, 'stat': {'exists': d in present, 'isdir': True}} for d in ('multus.d', 'whereabouts.d', 'nv-ipam.d')]},
-        'inventory_hostname': 'poplar-02',
-    }
-    if ipam:
-        variables['network_operator_ipam'] = ipam
-    else:  # as verify imports it: the applied IPAM, '' when not known
-        variables['rdma_network_cni_ipam'] = ''
-    variables.update(check['vars'])
-    return role_expression('rdma_network', '{{ __rdma_network_cni_missing }}', variables)
-
-
-def test_cni_check_names_what_a_node_lacks():
-    assert cni_missing(['multus.d'], multus_conf=0, ipam='whereabouts') == [
-        'a Multus configuration (00-multus.conf)', 'whereabouts.d']
-    assert cni_missing(['multus.d', 'whereabouts.d'], ipam='whereabouts') == []
-
-
-def test_cni_check_follows_the_rows_ipam():
-    assert cni_missing(['multus.d', 'whereabouts.d'], ipam='nv-ipam') == ['nv-ipam.d']
-    assert cni_missing(['multus.d', 'nv-ipam.d'], ipam='nv-ipam') == []
-    # Entry point used on its own (verify): either IPAM directory will do.
-    assert cni_missing(['multus.d', 'nv-ipam.d']) == []
-    assert cni_missing(['multus.d']) == ['whereabouts.d or nv-ipam.d']
 
 
 # --- NVIDIA IPAM chart rows: MacvlanNetwork naming an IPPool over the same range ----------

@@ -54,21 +54,9 @@ def pods(networks, controllers, ipam, node_names=None):
     return site_model(nodes, 'rdma-net', ipam)['pods']
 
 
-def apply_task(name):
-    tasks = load_role_yaml('rdma_network', 'tasks/apply.yml')
-    return next(t for t in tasks if t['name'].startswith(name))
-
-
 def ippools_as_applied(pod_list):
-    """The IPPools apply.yml renders: its loop over the pods, with the task's own vars."""
-    task = apply_task('Apply the NVIDIA IPAM pool')
-    rendered = []
-    for item in pod_list:
-        variables = {'item': item}
-        pool = dict((k, role_expression('rdma_network', v, variables))
-                    for k, v in task['vars']['__rdma_network_pool'].items())
-        rendered.append(render_role_template('rdma_network', 'ippool.yaml.j2', {'__rdma_network_pool': pool}))
-    return rendered
+    """The IPPools apply.yml renders: one per entry of ipu_k8s_site.pods, its loop."""
+    return [render_role_template('rdma_network', 'ippool.yaml.j2', {'item': item}) for item in pod_list]
 
 
 def node_file(pod, ipam):
