@@ -61,7 +61,7 @@ def ippools_as_applied(pod_list):
 
 def node_file(pod, ipam):
     text = render_role_template('rdma_network', 'multus_cni.conf.j2',
-                                {'__rdma_network_node_pod': pod, 'ipu_k8s_site': {'ipam': ipam}})
+                                {'item': [pod, pod['hosts'][0]], 'ipu_k8s_site': {'ipam': ipam}})
     return json.loads(text)
 
 
@@ -148,8 +148,9 @@ def test_the_node_file_is_where_and_how_multus_looks_it_up():
     plugin the Network Operator deploys never sets confDir), the extensions it reads, and
     a match on the JSON "name"."""
     facts = yaml.safe_load((SCHEMAS / 'multus' / 'nad-without-config.yaml').read_text())['multus']['values']
-    node_tasks = load_role_yaml('rdma_network', 'tasks/node_cni.yml')
-    dest = Path(role_expression('rdma_network', node_tasks[1]['ansible.builtin.template']['dest']))
+    written = next(t['ansible.builtin.template'] for t in load_role_yaml('rdma_network', 'tasks/pods_cni.yml')
+                   if 'ansible.builtin.template' in t)
+    dest = Path(role_expression('rdma_network', written['dest']))
     assert str(dest.parent) == facts['default_conf_dir']
     assert dest.suffix in facts['extensions']
     two = pods(TWO_PODS, TWO_CONTROLLERS, 'whereabouts')
