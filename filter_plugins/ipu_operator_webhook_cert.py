@@ -11,7 +11,8 @@ Secret name and keys.
 
 - ipu_operator_webhook_cert(resources, renew_days=0, now=None): from the k8s_info resources of
   that Secret -> {'present': bool, 'not_after': ISO 8601 UTC, 'days_left': whole days, 'renew':
-  whether it is there with fewer than renew_days days left (a run then upgrades the release)}.
+  whether it is there with fewer than renew_days days left (a run then upgrades the release),
+  'summary': those in words}.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -30,9 +31,9 @@ except ImportError:  # ansible-core requires cryptography; say so plainly if it 
 
 
 def ipu_operator_webhook_cert(resources, renew_days=0, now=None):
-    """{'present', 'not_after', 'days_left', 'renew'} of the certificate in the Secret's data.cert."""
+    """{'present', 'not_after', 'days_left', 'renew', 'summary'} of the certificate in the Secret's data.cert."""
     if not resources:
-        return {'present': False, 'not_after': '', 'days_left': None, 'renew': False}
+        return {'present': False, 'not_after': '', 'days_left': None, 'renew': False, 'summary': 'is not there yet.'}
     secret = resources[0]
     name = secret.get('metadata', {}).get('name', '?')
     encoded = (secret.get('data') or {}).get('cert', '')
@@ -47,8 +48,9 @@ def ipu_operator_webhook_cert(resources, renew_days=0, now=None):
     not_after = getattr(certificate, 'not_valid_after_utc', None) or \
         certificate.not_valid_after.replace(tzinfo=datetime.timezone.utc)
     days_left = (not_after - (now or datetime.datetime.now(datetime.timezone.utc))).days
-    return {'present': True, 'not_after': not_after.strftime('%Y-%m-%dT%H:%M:%SZ'), 'days_left': days_left,
-            'renew': days_left < int(renew_days)}
+    stamp = not_after.strftime('%Y-%m-%dT%H:%M:%SZ')
+    return {'present': True, 'not_after': stamp, 'days_left': days_left, 'renew': days_left < int(renew_days),
+            'summary': 'expires %s: %d days left.' % (stamp, days_left)}
 
 
 class FilterModule(object):

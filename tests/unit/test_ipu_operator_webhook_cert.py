@@ -39,7 +39,7 @@ def test_days_left_and_not_after_are_read_from_the_certificate(tmp_path):
     now = not_after - datetime.timedelta(days=20, hours=5)
     result = webhook.ipu_operator_webhook_cert(_secret(pem), now=now)
     assert result == {'present': True, 'not_after': not_after.strftime('%Y-%m-%dT%H:%M:%SZ'), 'days_left': 20,
-                      'renew': False}
+                      'renew': False, 'summary': 'expires %s: 20 days left.' % not_after.strftime('%Y-%m-%dT%H:%M:%SZ')}
 
 
 def test_an_expired_certificate_has_negative_days_left(tmp_path):
@@ -55,7 +55,7 @@ def test_a_fresh_certificate_counts_from_now(tmp_path):
 
 def test_no_secret_yet_is_not_an_error():
     assert webhook.ipu_operator_webhook_cert([], 30) == {'present': False, 'not_after': '', 'days_left': None,
-                                                          'renew': False}
+                                                          'renew': False, 'summary': 'is not there yet.'}
 
 
 @pytest.mark.parametrize('days_left, renew', [(29, True), (30, False), (-3, True)])

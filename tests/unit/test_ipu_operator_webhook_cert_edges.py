@@ -39,7 +39,8 @@ def test_days_left_are_whole_days_before_not_after(tmp_path):
     secret = [{'metadata': {'name': 's'}, 'data': {'cert': base64.b64encode(cert.read_bytes()).decode()}}]
     just_before = not_after - datetime.timedelta(days=2, seconds=1)
     assert webhook.ipu_operator_webhook_cert(secret, now=just_before) == {
-        'present': True, 'not_after': not_after.strftime('%Y-%m-%dT%H:%M:%SZ'), 'days_left': 2, 'renew': False}
+        'present': True, 'not_after': not_after.strftime('%Y-%m-%dT%H:%M:%SZ'), 'days_left': 2, 'renew': False,
+        'summary': 'expires %s: 2 days left.' % not_after.strftime('%Y-%m-%dT%H:%M:%SZ')}
     assert webhook.ipu_operator_webhook_cert(secret, now=not_after + datetime.timedelta(seconds=1))['days_left'] == -1
 
 
@@ -87,4 +88,5 @@ def test_an_older_cryptography_is_read_as_utc(monkeypatch):
     monkeypatch.setattr(webhook, 'x509', _OldX509)
     now = datetime.datetime(2027, 1, 5, 7, 43, 20, tzinfo=datetime.timezone.utc)
     assert webhook.ipu_operator_webhook_cert([{'data': {'cert': 'eA=='}}], now=now) == {
-        'present': True, 'not_after': '2027-01-15T07:43:20Z', 'days_left': 10, 'renew': False}
+        'present': True, 'not_after': '2027-01-15T07:43:20Z', 'days_left': 10, 'renew': False,
+        'summary': 'expires 2027-01-15T07:43:20Z: 10 days left.'}
