@@ -19,9 +19,10 @@ IPAM_DIRS = {'whereabouts': ('whereabouts.d',), 'nv-ipam': ('nv-ipam.d',)}
 LOOKED_FOR = MULTUS_CONFIGS + ('multus.d', 'whereabouts.d', 'nv-ipam.d')
 
 
-def rdma_network_cni_missing(files, ipam=''):
+def rdma_network_cni_missing(files, ipam):
     """What is missing, in the words of the check's message, from the entries ansible.builtin.find
-    reported (path, isdir, isreg): [] when the node has everything."""
+    reported (path, isdir, isreg): [] when the node has everything. ipam: whereabouts, nv-ipam, or ''
+    (not known: either directory will do)."""
     entries = [(posixpath.basename(f['path']), f.get('isdir'), f.get('isreg')) for f in files or []]
     dirs = set(name for name, isdir, _ in entries if isdir)
     missing = []

@@ -42,6 +42,9 @@ def test_days_left_are_whole_days_before_not_after(tmp_path):
         'present': True, 'not_after': not_after.strftime('%Y-%m-%dT%H:%M:%SZ'), 'days_left': 2, 'renew': False,
         'summary': 'expires %s: 2 days left.' % not_after.strftime('%Y-%m-%dT%H:%M:%SZ')}
     assert webhook.ipu_operator_webhook_cert(secret, now=not_after + datetime.timedelta(seconds=1))['days_left'] == -1
+    # Its last hours are day 0; without renew_days nothing is renewed before it has expired.
+    last_hour = webhook.ipu_operator_webhook_cert(secret, now=not_after - datetime.timedelta(hours=1))
+    assert (last_hour['days_left'], last_hour['renew']) == (0, False)
 
 
 def _made(tmp_path, days=30):
