@@ -18,7 +18,7 @@ From the release's history (`helm history <name> --output json`):
 - none (an install that never finished): uninstall, and the install that follows starts
   afresh.
 
-The helm arguments that do it follow `helm <action> <release>` and its flags: `args`.
+The helm arguments that do it follow `helm <action> <release>`: `args`.
 
     __history.stdout | from_json | helm_release_recovery
     release | helm_fullname('network-operator')
