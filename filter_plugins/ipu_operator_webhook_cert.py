@@ -9,13 +9,10 @@ renews it in between: a release older than a year serves an expired certificate 
 API server rejects every IPUJob. Chart 1.1.0's kube-webhook-certgen jobs write the same
 Secret name and keys.
 
-- helm_fullname(release, chart_name, values): the fullname helper `helm create` writes, as the
-  ipu-operator charts ("ipu-operator.fullname", which names the Secret), the network-operator
-  chart ("network-operator.fullname", its operator Deployment) and its Node Feature Discovery
-  subchart (its master and worker) define it in templates/_helpers.tpl.
 - ipu_operator_webhook_cert(resources, renew_days=0, now=None): from the k8s_info resources of
   that Secret -> {'present': bool, 'not_after': ISO 8601 UTC, 'days_left': whole days, 'renew':
-  whether it is there with fewer than renew_days days left (a run then upgrades the release)}.
+  whether it is there with fewer than renew_days days left (a run then upgrades the release),
+  'summary': those in words}.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -33,28 +30,10 @@ except ImportError:  # ansible-core requires cryptography; say so plainly if it 
     x509 = None
 
 
-def _trunc(name):
-    """Sprig's trunc 63 | trimSuffix "-"."""
-    name = name[:63]
-    return name[:-1] if name.endswith('-') else name
-
-
-def helm_fullname(release, chart_name, values=None):
-    """The fullname helper: fullnameOverride, else the release name when it holds the chart's
-    name (or nameOverride), else <release>-<name>; cut to 63 characters without a trailing "-"."""
-    values = values or {}
-    if values.get('fullnameOverride'):
-        return _trunc(str(values['fullnameOverride']))
-    name = values.get('nameOverride') or chart_name
-    if name in release:
-        return _trunc(release)
-    return _trunc('%s-%s' % (release, name))
-
-
 def ipu_operator_webhook_cert(resources, renew_days=0, now=None):
-    """{'present', 'not_after', 'days_left', 'renew'} of the certificate in the Secret's data.cert."""
+    """{'present', 'not_after', 'days_left', 'renew', 'summary'} of the certificate in the Secret's data.cert."""
     if not resources:
-        return {'present': False, 'not_after': '', 'days_left': None, 'renew': False}
+        return {'present': False, 'not_after': '', 'days_left': None, 'renew': False, 'summary': 'is not there yet.'}
     secret = resources[0]
     name = secret.get('metadata', {}).get('name', '?')
     encoded = (secret.get('data') or {}).get('cert', '')
@@ -69,15 +48,13 @@ def ipu_operator_webhook_cert(resources, renew_days=0, now=None):
     not_after = getattr(certificate, 'not_valid_after_utc', None) or \
         certificate.not_valid_after.replace(tzinfo=datetime.timezone.utc)
     days_left = (not_after - (now or datetime.datetime.now(datetime.timezone.utc))).days
-    return {'present': True, 'not_after': not_after.strftime('%Y-%m-%dT%H:%M:%SZ'), 'days_left': days_left,
-            'renew': days_left < int(renew_days)}
+    stamp = not_after.strftime('%Y-%m-%dT%H:%M:%SZ')
+    return {'present': True, 'not_after': stamp, 'days_left': days_left, 'renew': days_left < int(renew_days),
+            'summary': 'expires %s: %d days left.' % (stamp, days_left)}
 
 
 class FilterModule(object):
     """The IPU Operator webhook certificate filters."""
 
     def filters(self):
-        return {
-            'helm_fullname': helm_fullname,
-            'ipu_operator_webhook_cert': ipu_operator_webhook_cert,
-        }
+        return {'ipu_operator_webhook_cert': ipu_operator_webhook_cert}

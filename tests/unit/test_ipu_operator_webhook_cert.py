@@ -39,7 +39,7 @@ def test_days_left_and_not_after_are_read_from_the_certificate(tmp_path):
     now = not_after - datetime.timedelta(days=20, hours=5)
     result = webhook.ipu_operator_webhook_cert(_secret(pem), now=now)
     assert result == {'present': True, 'not_after': not_after.strftime('%Y-%m-%dT%H:%M:%SZ'), 'days_left': 20,
-                      'renew': False}
+                      'renew': False, 'summary': 'expires %s: 20 days left.' % not_after.strftime('%Y-%m-%dT%H:%M:%SZ')}
 
 
 def test_an_expired_certificate_has_negative_days_left(tmp_path):
@@ -55,7 +55,7 @@ def test_a_fresh_certificate_counts_from_now(tmp_path):
 
 def test_no_secret_yet_is_not_an_error():
     assert webhook.ipu_operator_webhook_cert([], 30) == {'present': False, 'not_after': '', 'days_left': None,
-                                                          'renew': False}
+                                                          'renew': False, 'summary': 'is not there yet.'}
 
 
 @pytest.mark.parametrize('days_left, renew', [(29, True), (30, False), (-3, True)])
@@ -69,43 +69,3 @@ def test_the_release_is_upgraded_when_the_certificate_has_fewer_days_than_the_se
 def test_a_secret_without_a_certificate_is_refused_naming_it():
     with pytest.raises(AnsibleFilterError, match='Secret ipu-operator-admission has no PEM certificate under data.cert'):
         webhook.ipu_operator_webhook_cert([{'metadata': {'name': 'ipu-operator-admission'}, 'data': {'cert': 'bm9wZQ=='}}])
-
-
-# templates/_helpers.tpl "ipu-operator.fullname" (charts 1.1.0 and 1.2.0), which names the Secret.
-@pytest.mark.parametrize('release, values, fullname', [
-    ('ipu-operator', {}, 'ipu-operator'),
-    ('my-ipu-operator', {}, 'my-ipu-operator'),
-    ('graphcore', {}, 'graphcore-ipu-operator'),
-    ('graphcore', {'nameOverride': 'ipu'}, 'graphcore-ipu'),
-    ('graphcore', {'fullnameOverride': 'ops'}, 'ops'),
-    ('r' * 55, {}, 'r' * 55 + '-ipu-ope'),
-    ('r' * 58, {}, 'r' * 58 + '-ipu'),
-    ('r' * 62, {}, 'r' * 62),
-])
-def test_the_secret_is_named_as_the_chart_names_it(release, values, fullname):
-    assert webhook.helm_fullname(release, 'ipu-operator', values) == fullname
-
-
-@pytest.mark.parametrize('release, fullname', [
-    # NFD's fullname helper (network-operator 25.4.0, charts/node-feature-discovery/templates/_helpers.tpl):
-    # the release name when it contains the chart name, else <release>-node-feature-discovery, cut to 63
-    # characters without a trailing dash.
-    ('network-operator', 'network-operator-node-feature-discovery'),
-    ('node-feature-discovery-net', 'node-feature-discovery-net'),
-    ('a' * 40, 'a' * 40 + '-node-feature-discovery'[:23]),
-    ('b' * 41, 'b' * 41 + '-node-feature-discover'),
-    ('c' * 62, 'c' * 62),
-])
-def test_node_feature_discovery_workloads_are_named_as_the_subchart_names_them(release, fullname):
-    assert webhook.helm_fullname(release, 'node-feature-discovery') == fullname
-
-
-@pytest.mark.parametrize('release, fullname', [
-    # "network-operator.fullname" (Mellanox/network-operator deployment/network-operator/templates/_helpers.tpl).
-    ('network-operator', 'network-operator'),
-    ('nvidia-network-operator', 'nvidia-network-operator'),
-    ('rdma', 'rdma-network-operator'),
-    ('n' * 50, 'n' * 50 + '-network-oper'),
-])
-def test_the_operator_deployment_is_named_as_the_network_operator_chart_names_it(release, fullname):
-    assert webhook.helm_fullname(release, 'network-operator') == fullname

@@ -1,6 +1,6 @@
 """filter_plugins/ipu_operator_webhook_cert.py at its edges: the refusal word for word, a
-Secret without data or name, a long fullnameOverride cut as Sprig's trunc 63 | trimSuffix "-"
-cuts it, and days left counted in whole days from the certificate the openssl CLI made."""
+Secret without data or name, and days left counted in whole days from the certificate the
+openssl CLI made."""
 import base64
 import datetime
 import importlib.util
@@ -29,16 +29,6 @@ def test_a_certificate_that_is_not_base64_is_refused():
         webhook.ipu_operator_webhook_cert([{'data': {'cert': 'not base64!'}}])
 
 
-@pytest.mark.parametrize('override, fullname', [('o' * 70, 'o' * 63), ('o' * 62 + '-x', 'o' * 62),
-                                                ('ops-', 'ops')])
-def test_a_full_name_override_is_cut_as_the_chart_cuts_it(override, fullname):
-    assert webhook.helm_fullname('graphcore', 'ipu-operator', {'fullnameOverride': override}) == fullname
-
-
-def test_a_release_name_holding_the_chart_name_is_the_full_name():
-    assert webhook.helm_fullname('prod-ipu-operator-2', 'ipu-operator', None) == 'prod-ipu-operator-2'
-
-
 def test_days_left_are_whole_days_before_not_after(tmp_path):
     key, cert = tmp_path / 'key.pem', tmp_path / 'cert.pem'
     subprocess.run(['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', str(key), '-out', str(cert),
@@ -49,8 +39,12 @@ def test_days_left_are_whole_days_before_not_after(tmp_path):
     secret = [{'metadata': {'name': 's'}, 'data': {'cert': base64.b64encode(cert.read_bytes()).decode()}}]
     just_before = not_after - datetime.timedelta(days=2, seconds=1)
     assert webhook.ipu_operator_webhook_cert(secret, now=just_before) == {
-        'present': True, 'not_after': not_after.strftime('%Y-%m-%dT%H:%M:%SZ'), 'days_left': 2, 'renew': False}
+        'present': True, 'not_after': not_after.strftime('%Y-%m-%dT%H:%M:%SZ'), 'days_left': 2, 'renew': False,
+        'summary': 'expires %s: 2 days left.' % not_after.strftime('%Y-%m-%dT%H:%M:%SZ')}
     assert webhook.ipu_operator_webhook_cert(secret, now=not_after + datetime.timedelta(seconds=1))['days_left'] == -1
+    # Its last hours are day 0; without renew_days nothing is renewed before it has expired.
+    last_hour = webhook.ipu_operator_webhook_cert(secret, now=not_after - datetime.timedelta(hours=1))
+    assert (last_hour['days_left'], last_hour['renew']) == (0, False)
 
 
 def _made(tmp_path, days=30):
@@ -97,4 +91,5 @@ def test_an_older_cryptography_is_read_as_utc(monkeypatch):
     monkeypatch.setattr(webhook, 'x509', _OldX509)
     now = datetime.datetime(2027, 1, 5, 7, 43, 20, tzinfo=datetime.timezone.utc)
     assert webhook.ipu_operator_webhook_cert([{'data': {'cert': 'eA=='}}], now=now) == {
-        'present': True, 'not_after': '2027-01-15T07:43:20Z', 'days_left': 10, 'renew': False}
+        'present': True, 'not_after': '2027-01-15T07:43:20Z', 'days_left': 10, 'renew': False,
+        'summary': 'expires 2027-01-15T07:43:20Z: 10 days left.'}

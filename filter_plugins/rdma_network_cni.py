@@ -1,0 +1,41 @@
+# -*- coding: utf-8 -*-
+"""What an IPU node lacks of the CNI files the Network Operator's Multus and IPAM daemonsets
+leave in its CNI directory (guide, section 5.2): a Multus configuration, multus.d, and the
+IPAM's directory (whereabouts.d, or nv-ipam.d on NVIDIA IPAM chart rows; either when the
+IPAM is not known).
+
+    find_result.files | rdma_network_cni_missing(ipam)
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import fnmatch
+import posixpath
+
+MULTUS_CONFIGS = ('*multus*.conf', '*multus*.conflist')
+IPAM_DIRS = {'whereabouts': ('whereabouts.d',), 'nv-ipam': ('nv-ipam.d',)}
+# Every name looked for in the CNI directory (the patterns of the role's find).
+LOOKED_FOR = MULTUS_CONFIGS + ('multus.d', 'whereabouts.d', 'nv-ipam.d')
+
+
+def rdma_network_cni_missing(files, ipam):
+    """What is missing, in the words of the check's message, from the entries ansible.builtin.find
+    reported (path, isdir, isreg): [] when the node has everything. ipam: whereabouts, nv-ipam, or ''
+    (not known: either directory will do)."""
+    entries = [(posixpath.basename(f['path']), f.get('isdir'), f.get('isreg')) for f in files or []]
+    dirs = set(name for name, isdir, _ in entries if isdir)
+    missing = []
+    if not any(isreg and any(fnmatch.fnmatchcase(name, p) for p in MULTUS_CONFIGS) for name, _, isreg in entries):
+        missing.append('a Multus configuration (00-multus.conf)')
+    if 'multus.d' not in dirs:
+        missing.append('multus.d')
+    wanted = IPAM_DIRS.get(ipam, IPAM_DIRS['whereabouts'] + IPAM_DIRS['nv-ipam'])
+    if not dirs.intersection(wanted):
+        missing.append(' or '.join(wanted))
+    return missing
+
+
+class FilterModule(object):
+    def filters(self):
+        return {'rdma_network_cni_missing': rdma_network_cni_missing}
