@@ -280,12 +280,13 @@ def parse_interface(links, device):
     mtu = link.get('mtu')
     if not isinstance(mtu, int) or isinstance(mtu, bool) or mtu <= 0:
         raise IpuK8sError('interface %s reports no usable MTU: %r' % (device, mtu))
-    addresses = []
-    for info in link.get('addr_info') or []:
-        if info.get('family') != 'inet' or 'local' not in info:
-            continue
-        addresses.append(ipaddress.IPv4Interface('%s/%s' % (info['local'], info.get('prefixlen', 32))))
-    return mtu, addresses
+    return mtu, _ipv4_addresses(link)
+
+
+def _ipv4_addresses(link):
+    """The IPv4 addresses of one `ip -j addr` entry -> [IPv4Interface]."""
+    return [ipaddress.IPv4Interface('%s/%s' % (info['local'], info.get('prefixlen', 32)))
+            for info in link.get('addr_info') or [] if info.get('family') == 'inet' and 'local' in info]
 
 
 def connected_network(addresses, address, device, preferred_source=None):
@@ -359,10 +360,7 @@ def down_interface_holding(links, address):
     for link in links:
         if not isinstance(link, dict) or 'UP' in (link.get('flags') or []):
             continue
-        for info in link.get('addr_info') or []:
-            if info.get('family') != 'inet' or 'local' not in info:
-                continue
-            iface = ipaddress.IPv4Interface('%s/%s' % (info['local'], info.get('prefixlen', 32)))
+        for iface in _ipv4_addresses(link):
             if target in iface.network:
                 return link.get('ifname'), str(iface)
     return None
