@@ -173,9 +173,8 @@ def _network(value, name):
     try:
         network = ipaddress.ip_network(text, strict=False)
     except ValueError:
-        return None, ('%s=%s is not an IPv4 network in CIDR form: write it as address/prefix with no host '
-                      'bits set, e.g. 192.168.0.0/16.' % (name, text))
-    if network.version != 4 or '/' not in text:
+        network = None
+    if network is None or network.version != 4 or '/' not in text:
         return None, ('%s=%s is not an IPv4 network in CIDR form: write it as address/prefix with no host '
                       'bits set, e.g. 192.168.0.0/16.' % (name, text))
     if str(network) != text:
@@ -411,11 +410,6 @@ def dns_label_problem(setting, value, limit=DNS_LABEL_MAX, what='Kubernetes name
     return ''
 
 
-def helm_release_problem(setting, value):
-    """A Helm release name: a DNS-1123 label of at most 53 characters (Helm refuses longer)."""
-    return dns_label_problem(setting, value, HELM_RELEASE_MAX, 'Helm release name')
-
-
 def _suggest_name(value):
     return re.sub(r'[^a-z0-9-]+', '-', str(value).lower()).strip('-')[:DNS_LABEL_MAX].strip('-') or 'ipu-k8s'
 
@@ -431,25 +425,11 @@ def duration_problem(setting, value):
 
 
 def _whole_problem(setting, value, unit, example):
+    """A positive whole number of UNIT (seconds, days, repetitions: ping -c 0 would never stop)."""
     if isinstance(value, bool) or not str(value).isdigit() or int(value) < 1:
         return ('%s is "%s": give a positive whole number of %s, without a unit (e.g. %d).'
                 % (setting, value, unit, example))
     return ''
-
-
-def seconds_problem(setting, value):
-    """A positive whole number of seconds."""
-    return _whole_problem(setting, value, 'seconds', 300)
-
-
-def days_problem(setting, value):
-    """A positive whole number of days."""
-    return _whole_problem(setting, value, 'days', 30)
-
-
-def count_problem(setting, value):
-    """A positive whole number of repetitions (ping -c 0 would never stop)."""
-    return _whole_problem(setting, value, 'repetitions', 3)
 
 
 def memlock_problem(setting, value):
@@ -640,11 +620,6 @@ def network_operator_chart(settings):
     return row, ''
 
 
-def network_operator_chart_row(settings):
-    """The chosen network_operator_chart_table row ({} when none fits), as network_operator_chart."""
-    return network_operator_chart(settings)[0]
-
-
 def ipu_operator_chart(settings):
     """The ipu_operator_charts row of ipu_operator_chart_version ({} when none) with what the role
     installs from it: url (the archive under ipu_operator_chart_repo_url), crd_checksum (the site's
@@ -726,11 +701,11 @@ SETTING_RULES = {
     'repository_or_empty': repository_or_empty_problem,
     'registry_prefix_or_empty': registry_prefix_or_empty_problem,
     'dns_label': dns_label_problem,
-    'helm_release': helm_release_problem,
+    'helm_release': lambda setting, value: dns_label_problem(setting, value, HELM_RELEASE_MAX, 'Helm release name'),
     'duration': duration_problem,
-    'seconds': seconds_problem,
-    'days': days_problem,
-    'count': count_problem,
+    'seconds': lambda setting, value: _whole_problem(setting, value, 'seconds', 300),
+    'days': lambda setting, value: _whole_problem(setting, value, 'days', 30),
+    'count': lambda setting, value: _whole_problem(setting, value, 'repetitions', 3),
     'memlock': memlock_problem,
     'absolute_path_or_empty': absolute_path_or_empty_problem,
     'sha256_by_file': sha256_by_file_problem,
@@ -791,7 +766,7 @@ class FilterModule(object):
             'ipu_k8s_cluster_interface_problem': cluster_interface_problem,
             'ipu_k8s_cluster_interface_of': cluster_interface,
             'ipu_k8s_cluster_addresses_problem': cluster_addresses_problem,
-            'ipu_k8s_network_operator_chart': network_operator_chart_row,
+            'ipu_k8s_network_operator_chart': lambda settings: network_operator_chart(settings)[0],
             'ipu_k8s_ipu_operator_chart': ipu_operator_chart,
             'ipu_k8s_problems': problems,
         }
