@@ -630,15 +630,15 @@ def agree_rdma_networks(networks, ipam='whereabouts', block_size=0):
 
 # --- several IPU-PODs: one agreement per V-IPU controller -------------------------------
 
-_OBJECT_NAME_INVALID = re.compile(r'[^a-z0-9-]+')
+def name_fragment(text):
+    """text as a part of a Kubernetes name (DNS label): lower case, other characters as '-'."""
+    return re.sub(r'[^a-z0-9-]+', '-', str(text).lower()).strip('-')
 
 
 def pod_object_name(network_name, pod_name):
     """A Kubernetes object name (DNS label) for one POD's part of the network, e.g. the
     NVIDIA IPAM IPPool of POD pod001 of network rdma-net: rdma-net-pod001."""
-    suffix = _OBJECT_NAME_INVALID.sub('-', str(pod_name).lower()).strip('-') or 'pod'
-    name = ('%s-%s' % (network_name, suffix))[:63].rstrip('-')
-    return name
+    return ('%s-%s' % (network_name, name_fragment(pod_name) or 'pod'))[:63].rstrip('-')
 
 
 def cni_config(network_name, pod, mode='bridge', ipam='whereabouts', whereabouts=None):
