@@ -478,15 +478,8 @@ def nv_ipam_blocks(network, block_size):
     """
     network = ipaddress.IPv4Network(network)
     first = int(network.network_address) + (0 if network.prefixlen >= 31 else 1)
-    broadcast = int(network.broadcast_address)
-    blocks = []
-    start = first
-    while True:
-        end = start + block_size - 1
-        if end > broadcast or (network.prefixlen < 31 and end == broadcast):
-            return blocks
-        blocks.append((start, end))
-        start = end + 1
+    last = int(network.broadcast_address) - (0 if network.prefixlen >= 31 else 1)
+    return [(start, start + block_size - 1) for start in range(first, last - block_size + 2, block_size)]
 
 
 def nv_ipam_block_size(network, excludes, nodes, block_size=0):
@@ -501,11 +494,8 @@ def nv_ipam_block_size(network, excludes, nodes, block_size=0):
     parsed = list(ipaddress.collapse_addresses(ipaddress.IPv4Network(str(e)) for e in excludes))
 
     def usable_blocks(size):
-        count = 0
-        for start, end in nv_ipam_blocks(network, size):
-            if not any(int(e.network_address) <= start and end <= int(e.broadcast_address) for e in parsed):
-                count += 1
-        return count
+        return sum(1 for start, end in nv_ipam_blocks(network, size)
+                   if not any(int(e.network_address) <= start and end <= int(e.broadcast_address) for e in parsed))
 
     nodes = int(nodes)
     if nodes < 1:
