@@ -620,6 +620,11 @@ def network_operator_chart(settings):
     return row, ''
 
 
+def network_operator_chart_row(settings):
+    """The chosen network_operator_chart_table row ({} when none fits), as network_operator_chart."""
+    return network_operator_chart(settings)[0]
+
+
 def ipu_operator_chart(settings):
     """The ipu_operator_charts row of ipu_operator_chart_version ({} when none) with what the role
     installs from it: url (the archive under ipu_operator_chart_repo_url), crd_checksum (the site's
@@ -766,7 +771,7 @@ class FilterModule(object):
             'ipu_k8s_cluster_interface_problem': cluster_interface_problem,
             'ipu_k8s_cluster_interface_of': cluster_interface,
             'ipu_k8s_cluster_addresses_problem': cluster_addresses_problem,
-            'ipu_k8s_network_operator_chart': lambda settings: network_operator_chart(settings)[0],
+            'ipu_k8s_network_operator_chart': network_operator_chart_row,
             'ipu_k8s_ipu_operator_chart': ipu_operator_chart,
             'ipu_k8s_problems': problems,
         }

@@ -59,7 +59,7 @@ ROWS = dict((row['chart_version'], row) for row in chart_table())
 
 def chosen_chart(kubernetes_version, chart_version='', sha256=''):
     """The row the role's filter picks from the role's own table for these settings."""
-    return checks.FilterModule().filters()['ipu_k8s_network_operator_chart']({
+    return checks.network_operator_chart_row({
         'network_operator_chart_table': chart_table(), 'network_operator_chart_version': chart_version,
         'network_operator_chart_sha256': sha256, 'ipu_k8s_rdma_resource_prefix': 'rdma',
         'ipu_k8s_kubernetes_minor': '.'.join(kubernetes_version.split('.')[:2])})
