@@ -88,6 +88,14 @@ def _join(items):
     return ', '.join(str(i) for i in items)
 
 
+def _hosts_by(entries, key):
+    """{str(entry[key]): [entry['host'], ...]} in the order the entries come."""
+    grouped = {}
+    for entry in entries:
+        grouped.setdefault(str(entry[key]), []).append(entry['host'])
+    return grouped
+
+
 def kubernetes_version_problem(version, supported_minors):
     """The Kubernetes release: a quoted major.minor.patch of a supported minor (whether that patch
     exists is the package source's answer: roles/kubernetes_packages, tasks/available.yml)."""
@@ -257,18 +265,13 @@ def hosts_problem(hosts):
                     '"-" and ".", starting and ending with a letter or digit, at most 253 characters). Set '
                     'ipu_k8s_node_name for this host, e.g. %s.'
                     % (name, entry['host'], re.sub(r'[^a-z0-9.-]+', '-', str(name).lower()).strip('-.') or 'node-1'))
-    by_version = {}
-    for entry in hosts:
-        by_version.setdefault(str(entry['kubernetes_version']), []).append(entry['host'])
+    by_version = _hosts_by(hosts, 'kubernetes_version')
     if len(by_version) > 1:
         parts = ['%s on %s' % (version, _join(sorted(names))) for version, names in sorted(by_version.items())]
         return ('ipu_k8s_kubernetes_version differs between hosts (%s): every node of one cluster runs the '
                 'same release. Set it once for k8s_cluster (group_vars) and remove the per-host values.'
                 % '; '.join(parts))
-    by_name = {}
-    for entry in hosts:
-        by_name.setdefault(str(entry['node_name']), []).append(entry['host'])
-    for name, names in sorted(by_name.items()):
+    for name, names in sorted(_hosts_by(hosts, 'node_name').items()):
         if len(names) > 1:
             return ('ipu_k8s_node_name=%s is the Kubernetes node name of %s: the second would take over the '
                     'first one\'s Node object. Give each host its own ipu_k8s_node_name (the default is its '
@@ -350,11 +353,8 @@ def cluster_addresses_problem(addresses):
 
     addresses: [{'host': name, 'address': IPv4 of its cluster interface}, ...]
     """
-    by_address = {}
-    for entry in addresses:
-        if entry.get('address'):
-            by_address.setdefault(str(entry['address']), []).append(entry['host'])
-    for address, hosts in sorted(by_address.items()):
+    addressed = [entry for entry in addresses if entry.get('address')]
+    for address, hosts in sorted(_hosts_by(addressed, 'address').items()):
         if len(hosts) > 1:
             return ('%s have the same cluster address %s: each node needs its own (kubeadm advertises it, Calico '
                     'routes to it). Check ansible_host and ipu_k8s_cluster_interface of these hosts.'
