@@ -100,17 +100,16 @@ def kubernetes_version_problem(version, supported_minors):
     """The Kubernetes release: a quoted major.minor.patch of a supported minor (whether that patch
     exists is the package source's answer: roles/kubernetes_packages, tasks/available.yml)."""
     supported = _join(supported_minors)
+    newest = supported_minors[-1] if supported_minors else '1.33'
     if isinstance(version, bool) or not isinstance(version, str):
         kind = 'number' if isinstance(version, (int, float)) else 'value'
         return ('ipu_k8s_kubernetes_version is the %s %s, not a version string: YAML reads an unquoted 1.30 '
                 'as the number 1.3. Quote it and give the full release, e.g. ipu_k8s_kubernetes_version: "%s.0" '
-                '(supported minors: %s).' % (kind, version, supported_minors[-1] if supported_minors else '1.33',
-                                             supported))
+                '(supported minors: %s).' % (kind, version, newest, supported))
     match = VERSION_RE.fullmatch(version)
     if not match:
         return ('ipu_k8s_kubernetes_version=%s is not a full release: give major.minor.patch as the packages '
-                'are versioned, e.g. "%s.0" (supported minors: %s).'
-                % (version, supported_minors[-1] if supported_minors else '1.33', supported))
+                'are versioned, e.g. "%s.0" (supported minors: %s).' % (version, newest, supported))
     major, minor, patch = (int(g) for g in match.groups())
     minor_text = '%d.%d' % (major, minor)
     if (major, minor) < PKGS_K8S_IO_FIRST_MINOR:
