@@ -33,6 +33,7 @@ import os
 import re
 import time
 
+import yaml  # PyYAML ships with ansible-core
 from ansible import constants as C
 from ansible import context
 from ansible.playbook.task_include import TaskInclude
@@ -56,17 +57,11 @@ def format_elapsed(seconds):
     return '%d:%02d' % (minutes, secs)
 
 
-def _load_yaml(path):
-    import yaml  # PyYAML ships with ansible-core
-
-    with open(path, encoding='utf-8') as handle:
-        return yaml.safe_load(handle)
-
-
 def _entries(path):
     """(name, imported file or None) of each entry of a playbook file; None when it cannot be read."""
     try:
-        data = _load_yaml(path)
+        with open(path, encoding='utf-8') as handle:
+            data = yaml.safe_load(handle)
     except Exception:  # noqa: BLE001 - an unreadable file only loses the step labels
         return None
     if not isinstance(data, list) or not all(isinstance(entry, dict) for entry in data):

@@ -88,21 +88,28 @@ def _join(items):
     return ', '.join(str(i) for i in items)
 
 
+def _hosts_by(entries, key):
+    """{str(entry[key]): [entry['host'], ...]} in the order the entries come."""
+    grouped = {}
+    for entry in entries:
+        grouped.setdefault(str(entry[key]), []).append(entry['host'])
+    return grouped
+
+
 def kubernetes_version_problem(version, supported_minors):
     """The Kubernetes release: a quoted major.minor.patch of a supported minor (whether that patch
     exists is the package source's answer: roles/kubernetes_packages, tasks/available.yml)."""
     supported = _join(supported_minors)
+    newest = supported_minors[-1] if supported_minors else '1.33'
     if isinstance(version, bool) or not isinstance(version, str):
         kind = 'number' if isinstance(version, (int, float)) else 'value'
         return ('ipu_k8s_kubernetes_version is the %s %s, not a version string: YAML reads an unquoted 1.30 '
                 'as the number 1.3. Quote it and give the full release, e.g. ipu_k8s_kubernetes_version: "%s.0" '
-                '(supported minors: %s).' % (kind, version, supported_minors[-1] if supported_minors else '1.33',
-                                             supported))
+                '(supported minors: %s).' % (kind, version, newest, supported))
     match = VERSION_RE.fullmatch(version)
     if not match:
         return ('ipu_k8s_kubernetes_version=%s is not a full release: give major.minor.patch as the packages '
-                'are versioned, e.g. "%s.0" (supported minors: %s).'
-                % (version, supported_minors[-1] if supported_minors else '1.33', supported))
+                'are versioned, e.g. "%s.0" (supported minors: %s).' % (version, newest, supported))
     major, minor, patch = (int(g) for g in match.groups())
     minor_text = '%d.%d' % (major, minor)
     if (major, minor) < PKGS_K8S_IO_FIRST_MINOR:
@@ -173,9 +180,8 @@ def _network(value, name):
     try:
         network = ipaddress.ip_network(text, strict=False)
     except ValueError:
-        return None, ('%s=%s is not an IPv4 network in CIDR form: write it as address/prefix with no host '
-                      'bits set, e.g. 192.168.0.0/16.' % (name, text))
-    if network.version != 4 or '/' not in text:
+        network = None
+    if network is None or network.version != 4 or '/' not in text:
         return None, ('%s=%s is not an IPv4 network in CIDR form: write it as address/prefix with no host '
                       'bits set, e.g. 192.168.0.0/16.' % (name, text))
     if str(network) != text:
@@ -258,18 +264,13 @@ def hosts_problem(hosts):
                     '"-" and ".", starting and ending with a letter or digit, at most 253 characters). Set '
                     'ipu_k8s_node_name for this host, e.g. %s.'
                     % (name, entry['host'], re.sub(r'[^a-z0-9.-]+', '-', str(name).lower()).strip('-.') or 'node-1'))
-    by_version = {}
-    for entry in hosts:
-        by_version.setdefault(str(entry['kubernetes_version']), []).append(entry['host'])
+    by_version = _hosts_by(hosts, 'kubernetes_version')
     if len(by_version) > 1:
         parts = ['%s on %s' % (version, _join(sorted(names))) for version, names in sorted(by_version.items())]
         return ('ipu_k8s_kubernetes_version differs between hosts (%s): every node of one cluster runs the '
                 'same release. Set it once for k8s_cluster (group_vars) and remove the per-host values.'
                 % '; '.join(parts))
-    by_name = {}
-    for entry in hosts:
-        by_name.setdefault(str(entry['node_name']), []).append(entry['host'])
-    for name, names in sorted(by_name.items()):
+    for name, names in sorted(_hosts_by(hosts, 'node_name').items()):
         if len(names) > 1:
             return ('ipu_k8s_node_name=%s is the Kubernetes node name of %s: the second would take over the '
                     'first one\'s Node object. Give each host its own ipu_k8s_node_name (the default is its '
@@ -351,11 +352,8 @@ def cluster_addresses_problem(addresses):
 
     addresses: [{'host': name, 'address': IPv4 of its cluster interface}, ...]
     """
-    by_address = {}
-    for entry in addresses:
-        if entry.get('address'):
-            by_address.setdefault(str(entry['address']), []).append(entry['host'])
-    for address, hosts in sorted(by_address.items()):
+    addressed = [entry for entry in addresses if entry.get('address')]
+    for address, hosts in sorted(_hosts_by(addressed, 'address').items()):
         if len(hosts) > 1:
             return ('%s have the same cluster address %s: each node needs its own (kubeadm advertises it, Calico '
                     'routes to it). Check ansible_host and ipu_k8s_cluster_interface of these hosts.'
@@ -411,11 +409,6 @@ def dns_label_problem(setting, value, limit=DNS_LABEL_MAX, what='Kubernetes name
     return ''
 
 
-def helm_release_problem(setting, value):
-    """A Helm release name: a DNS-1123 label of at most 53 characters (Helm refuses longer)."""
-    return dns_label_problem(setting, value, HELM_RELEASE_MAX, 'Helm release name')
-
-
 def _suggest_name(value):
     return re.sub(r'[^a-z0-9-]+', '-', str(value).lower()).strip('-')[:DNS_LABEL_MAX].strip('-') or 'ipu-k8s'
 
@@ -431,25 +424,11 @@ def duration_problem(setting, value):
 
 
 def _whole_problem(setting, value, unit, example):
+    """A positive whole number of UNIT (seconds, days, repetitions: ping -c 0 would never stop)."""
     if isinstance(value, bool) or not str(value).isdigit() or int(value) < 1:
         return ('%s is "%s": give a positive whole number of %s, without a unit (e.g. %d).'
                 % (setting, value, unit, example))
     return ''
-
-
-def seconds_problem(setting, value):
-    """A positive whole number of seconds."""
-    return _whole_problem(setting, value, 'seconds', 300)
-
-
-def days_problem(setting, value):
-    """A positive whole number of days."""
-    return _whole_problem(setting, value, 'days', 30)
-
-
-def count_problem(setting, value):
-    """A positive whole number of repetitions (ping -c 0 would never stop)."""
-    return _whole_problem(setting, value, 'repetitions', 3)
 
 
 def memlock_problem(setting, value):
@@ -726,11 +705,11 @@ SETTING_RULES = {
     'repository_or_empty': repository_or_empty_problem,
     'registry_prefix_or_empty': registry_prefix_or_empty_problem,
     'dns_label': dns_label_problem,
-    'helm_release': helm_release_problem,
+    'helm_release': lambda setting, value: dns_label_problem(setting, value, HELM_RELEASE_MAX, 'Helm release name'),
     'duration': duration_problem,
-    'seconds': seconds_problem,
-    'days': days_problem,
-    'count': count_problem,
+    'seconds': lambda setting, value: _whole_problem(setting, value, 'seconds', 300),
+    'days': lambda setting, value: _whole_problem(setting, value, 'days', 30),
+    'count': lambda setting, value: _whole_problem(setting, value, 'repetitions', 3),
     'memlock': memlock_problem,
     'absolute_path_or_empty': absolute_path_or_empty_problem,
     'sha256_by_file': sha256_by_file_problem,

@@ -342,14 +342,11 @@ def find_vipu_server(module):
     if cli_path:
         host, port, version = _from_cli(module, cli_path)
         return host, port, version, 'cli', None, None
-    if params['environment']:
-        found = vipu_address_from_environment(os.environ, params['port'])
-        if found:
-            return found[0], found[1], None, 'env', None, None
-    if params['environment']:
-        why_not_env = '%s is not set' % VIPU_ENV_HOST
-    else:
-        why_not_env = 'the environment is not consulted (environment=false)'
+    found = params['environment'] and vipu_address_from_environment(os.environ, params['port'])
+    if found:
+        return found[0], found[1], None, 'env', None, None
+    why_not_env = ('%s is not set' % VIPU_ENV_HOST if params['environment']
+                   else 'the environment is not consulted (environment=false)')
     raise IpuK8sError('no V-IPU controller address on this node: no address was given, the V-IPU CLI %s is not on '
                       'PATH, and %s. Set ipu_k8s_vipu_controllers in the inventory, install the V-IPU CLI, or set '
                       '%s (task keyword environment)' % (cli, why_not_env, VIPU_ENV_HOST))
@@ -442,13 +439,10 @@ def main():
         mutually_exclusive=[('address', 'controllers')],
         supports_check_mode=True,
     )
-    error = None
     try:
         facts = node_facts(module)
     except IpuK8sError as e:
-        error = str(e)
-    if error is not None:
-        module.fail_json(msg=error)
+        module.fail_json(msg=str(e))
     module.exit_json(changed=False, ansible_facts=facts, **facts)
 
 

@@ -280,12 +280,13 @@ def parse_interface(links, device):
     mtu = link.get('mtu')
     if not isinstance(mtu, int) or isinstance(mtu, bool) or mtu <= 0:
         raise IpuK8sError('interface %s reports no usable MTU: %r' % (device, mtu))
-    addresses = []
-    for info in link.get('addr_info') or []:
-        if info.get('family') != 'inet' or 'local' not in info:
-            continue
-        addresses.append(ipaddress.IPv4Interface('%s/%s' % (info['local'], info.get('prefixlen', 32))))
-    return mtu, addresses
+    return mtu, _ipv4_addresses(link)
+
+
+def _ipv4_addresses(link):
+    """The IPv4 addresses of one `ip -j addr` entry -> [IPv4Interface]."""
+    return [ipaddress.IPv4Interface('%s/%s' % (info['local'], info.get('prefixlen', 32)))
+            for info in link.get('addr_info') or [] if info.get('family') == 'inet' and 'local' in info]
 
 
 def connected_network(addresses, address, device, preferred_source=None):
@@ -359,10 +360,7 @@ def down_interface_holding(links, address):
     for link in links:
         if not isinstance(link, dict) or 'UP' in (link.get('flags') or []):
             continue
-        for info in link.get('addr_info') or []:
-            if info.get('family') != 'inet' or 'local' not in info:
-                continue
-            iface = ipaddress.IPv4Interface('%s/%s' % (info['local'], info.get('prefixlen', 32)))
+        for iface in _ipv4_addresses(link):
             if target in iface.network:
                 return link.get('ifname'), str(iface)
     return None
@@ -480,15 +478,8 @@ def nv_ipam_blocks(network, block_size):
     """
     network = ipaddress.IPv4Network(network)
     first = int(network.network_address) + (0 if network.prefixlen >= 31 else 1)
-    broadcast = int(network.broadcast_address)
-    blocks = []
-    start = first
-    while True:
-        end = start + block_size - 1
-        if end > broadcast or (network.prefixlen < 31 and end == broadcast):
-            return blocks
-        blocks.append((start, end))
-        start = end + 1
+    last = int(network.broadcast_address) - (0 if network.prefixlen >= 31 else 1)
+    return [(start, start + block_size - 1) for start in range(first, last - block_size + 2, block_size)]
 
 
 def nv_ipam_block_size(network, excludes, nodes, block_size=0):
@@ -503,11 +494,8 @@ def nv_ipam_block_size(network, excludes, nodes, block_size=0):
     parsed = list(ipaddress.collapse_addresses(ipaddress.IPv4Network(str(e)) for e in excludes))
 
     def usable_blocks(size):
-        count = 0
-        for start, end in nv_ipam_blocks(network, size):
-            if not any(int(e.network_address) <= start and end <= int(e.broadcast_address) for e in parsed):
-                count += 1
-        return count
+        return sum(1 for start, end in nv_ipam_blocks(network, size)
+                   if not any(int(e.network_address) <= start and end <= int(e.broadcast_address) for e in parsed))
 
     nodes = int(nodes)
     if nodes < 1:
@@ -632,15 +620,15 @@ def agree_rdma_networks(networks, ipam='whereabouts', block_size=0):
 
 # --- several IPU-PODs: one agreement per V-IPU controller -------------------------------
 
-_OBJECT_NAME_INVALID = re.compile(r'[^a-z0-9-]+')
+def name_fragment(text):
+    """text as a part of a Kubernetes name (DNS label): lower case, other characters as '-'."""
+    return re.sub(r'[^a-z0-9-]+', '-', str(text).lower()).strip('-')
 
 
 def pod_object_name(network_name, pod_name):
     """A Kubernetes object name (DNS label) for one POD's part of the network, e.g. the
     NVIDIA IPAM IPPool of POD pod001 of network rdma-net: rdma-net-pod001."""
-    suffix = _OBJECT_NAME_INVALID.sub('-', str(pod_name).lower()).strip('-') or 'pod'
-    name = ('%s-%s' % (network_name, suffix))[:63].rstrip('-')
-    return name
+    return ('%s-%s' % (network_name, name_fragment(pod_name) or 'pod'))[:63].rstrip('-')
 
 
 def cni_config(network_name, pod, mode='bridge', ipam='whereabouts', whereabouts=None):

@@ -43,10 +43,6 @@ def parse_show(text):
     return properties
 
 
-def _iso(timestamp):
-    return datetime.datetime.fromtimestamp(timestamp, tz=datetime.timezone.utc).isoformat(timespec='seconds')
-
-
 def freshness(unit, properties, mtimes, now_realtime, now_monotonic):
     """Whether the unit must be restarted to run with its current configuration.
 
@@ -78,14 +74,14 @@ def freshness(unit, properties, mtimes, now_realtime, now_monotonic):
         return result
     result['running'] = True
     started = now_realtime - (now_monotonic - started_us / 1e6)
-    result['started'] = _iso(started)
+    result['started'] = datetime.datetime.fromtimestamp(started, tz=datetime.timezone.utc).isoformat(timespec='seconds')
     newer = sorted(path for path, mtime in mtimes.items() if mtime > started)
     result['newer_paths'] = newer
     if newer:
         result['reasons'].append('%s started at %s, before %s last changed.' % (unit, result['started'], ', '.join(newer)))
     if properties.get('NeedDaemonReload', 'no') == 'yes':
         result['reasons'].append('%s has unit files or drop-ins that systemd has not loaded yet.' % unit)
-    result['restart_needed'] = bool(newer) or properties.get('NeedDaemonReload', 'no') == 'yes'
+    result['restart_needed'] = bool(result['reasons'])
     return result
 
 

@@ -44,13 +44,26 @@ def label_problem(label):
     return None
 
 
+def _text(value):
+    """A setting's text, stripped; '' for None."""
+    return '' if value is None else str(value).strip()
+
+
+def _shared(items, field):
+    """[(value, [items])] for each value of FIELD (address: host:port) that several items share."""
+    groups = {}
+    for item in items:
+        value = '%s:%d' % (item['host'].lower(), item['port']) if field == 'address' else item[field]
+        groups.setdefault(value, []).append(item)
+    return [(value, group) for value, group in groups.items() if len(group) > 1]
+
+
 def _entry_problems(where, raw, default_port, default_label):
     """(entry dict or None, [problems]) for one item of the list."""
     if not isinstance(raw, dict):
         return None, ["%s is %r, not a mapping: write it as {name: pod001, host: 10.5.212.116}" % (where, raw)]
     problems = []
-    name = raw.get('name')
-    name = '' if name is None else str(name).strip()
+    name = _text(raw.get('name'))
     who = '%s (%s)' % (where, name) if name else where
     unknown = sorted(str(k) for k in raw if k not in ENTRY_KEYS)
     if unknown:
@@ -58,8 +71,7 @@ def _entry_problems(where, raw, default_port, default_label):
     if not name:
         problems.append("%s has no name: give each controller a name (ipu_k8s_vipu_controller refers to it), "
                         "e.g. name: pod001" % where)
-    host_text = raw.get('host')
-    host_text = '' if host_text is None else str(host_text).strip()
+    host_text = _text(raw.get('host'))
     host = None
     if not host_text:
         problems.append("%s: host is empty: give the V-IPU controller's IPv4 address or DNS name" % who)
@@ -80,8 +92,7 @@ def _entry_problems(where, raw, default_port, default_label):
     except IpuK8sError:
         problems.append("%s: port '%s' is not a TCP port (1-65535): give the V-IPU controller's port, "
                         "usually 8090" % (who, port))
-    label = raw.get('label')
-    label = default_label if label is None or str(label).strip() == '' else str(label).strip()
+    label = _text(raw.get('label')) or default_label
     why = label_problem(label)
     if why:
         problems.append("%s: label '%s' %s" % (who, label, why))
@@ -115,14 +126,10 @@ def parse_controllers(controllers, default_port, default_label, setting=SETTING)
             ('name', 'name', 'give each IPU-POD its own name'),
             ('address', 'host and port', 'list each V-IPU controller once'),
             ('label', 'label', 'give each IPU-POD its own label, or the operator cannot tell their nodes apart')):
-        seen = {}
-        for entry in entries:
-            value = ('%s:%d' % (entry['host'].lower(), entry['port'])) if key == 'address' else entry[key]
-            seen.setdefault(value, []).append(entry['where'])
-        for value, where in seen.items():
-            if len(where) > 1:
-                problems.append("%s: %s and %s have the same %s '%s': %s"
-                                % (setting, ', '.join(where[:-1]), where[-1], what, value, fix))
+        for value, group in _shared(entries, key):
+            where = [entry['where'] for entry in group]
+            problems.append("%s: %s and %s have the same %s '%s': %s"
+                            % (setting, ', '.join(where[:-1]), where[-1], what, value, fix))
     if problems:
         raise IpuK8sError('; '.join(problems))
     for entry in entries:
@@ -134,7 +141,7 @@ def choose_controller(entries, choice, setting=SETTING):
     """The entry a node's ipu_k8s_vipu_controller names (the first when it is empty)."""
     if not entries:
         raise IpuK8sError('%s is empty: there is no controller to choose from' % setting)
-    choice = '' if choice is None else str(choice).strip()
+    choice = _text(choice)
     if not choice:
         return entries[0]
     for entry in entries:
@@ -152,7 +159,7 @@ def unchosen_controller_problem(entries, choice, connected):
     node of another IPU-POD: its route to the first controller goes through a gateway (or
     nowhere) while another listed controller sits on one of its own subnets.
     """
-    choice = '' if choice is None else str(choice).strip()
+    choice = _text(choice)
     if choice or len(entries) < 2 or connected.get(entries[0]['name']):
         return None
     reachable = [e for e in entries[1:] if connected.get(e['name'])]
@@ -233,13 +240,8 @@ def _group_by_controller(vipu_facts):
              'on each IPU node'),
             ('address', 'one V-IPU controller is listed under different names or labels',
              'list each controller once in ipu_k8s_vipu_controllers')):
-        groups = {}
-        for c in controllers:
-            value = '%s:%d' % (c['host'], c['port']) if field == 'address' else c[field]
-            groups.setdefault(value, []).append(c)
-        for value, group in groups.items():
-            if len(group) > 1:
-                problems.append("%s ('%s'): %s: %s" % (what, value, '; '.join(who(c) for c in group), fix))
+        problems += ["%s ('%s'): %s: %s" % (what, value, '; '.join(who(c) for c in group), fix)
+                     for value, group in _shared(controllers, field)]
     if problems:
         raise IpuK8sError('the IPU nodes resolved V-IPU controllers the IPU Operator cannot use: %s'
                           % '; '.join(problems))

@@ -13,14 +13,11 @@ Pure Python, standard library only; used through filter_plugins/ipu_k8s_site.py.
 """
 
 import copy
-import re
 
 try:
-    from ansible.module_utils.ipu_k8s_rdma import IpuK8sError
+    from ansible.module_utils.ipu_k8s_rdma import IpuK8sError, name_fragment
 except ImportError:  # imported from a filter plugin or a test, beside ipu_k8s_rdma.py
-    from ipu_k8s_rdma import IpuK8sError
-
-_INVALID = re.compile(r'[^a-z0-9-]+')
+    from ipu_k8s_rdma import IpuK8sError, name_fragment
 
 # (file name, kind, runAsUser) of the guide's Listings 8.1 to 8.4
 NATIVE_EXAMPLES = (
@@ -33,7 +30,7 @@ NATIVE_EXAMPLES = (
 
 def dns_label(text):
     """text as a DNS label fragment (lower case, [a-z0-9-])."""
-    label = _INVALID.sub('-', str(text).lower()).strip('-')
+    label = name_fragment(text)
     if not label:
         raise IpuK8sError("'%s' gives no usable Kubernetes name: name the V-IPU controller with letters or digits "
                           "in ipu_k8s_vipu_controllers" % text)

@@ -437,9 +437,9 @@ def test_a_bad_kubernetes_name_is_refused_in_full_with_a_suggestion(value, sugge
 
 
 def test_a_helm_release_name_over_53_characters_is_refused_in_full():
-    assert checks.helm_release_problem('release', 'a' * 54) == (
+    assert checks.setting_problems({'release': 'a' * 54}, 'helm_release') == [
         'release is "%s", which is not a valid Helm release name: use at most 53 lower-case letters, digits and "-", '
-        'starting and ending with a letter or digit, e.g. %s.' % ('a' * 54, 'a' * 54))
+        'starting and ending with a letter or digit, e.g. %s.' % ('a' * 54, 'a' * 54)]
 
 
 @pytest.mark.parametrize('value, hint', [('10', ' (10s?)'), (10, ' (10s?)'), (True, ''), ('0s', ''), ('ten', ''),
@@ -461,10 +461,10 @@ def test_durations_with_a_non_zero_digit_pass(value):
 
 @pytest.mark.parametrize('value', [0, '0', -5, '5m', True, None, 1.5, ''])
 def test_seconds_and_days_that_are_not_positive_whole_numbers_are_refused_in_full(value):
-    assert checks.seconds_problem('wait', value) == (
-        'wait is "%s": give a positive whole number of seconds, without a unit (e.g. 300).' % value)
-    assert checks.days_problem('keep', value) == (
-        'keep is "%s": give a positive whole number of days, without a unit (e.g. 30).' % value)
+    assert checks.setting_problems({'wait': value}, 'seconds') == [
+        'wait is "%s": give a positive whole number of seconds, without a unit (e.g. 300).' % value]
+    assert checks.setting_problems({'keep': value}, 'days') == [
+        'keep is "%s": give a positive whole number of days, without a unit (e.g. 30).' % value]
 
 
 def test_setting_problems_lists_only_the_bad_settings_sorted_by_name():
@@ -520,4 +520,4 @@ def test_a_suggested_name_drops_leading_dashes_before_it_is_cut_to_63():
 
 @pytest.mark.parametrize('value', [300, '300', 1])
 def test_positive_whole_seconds_pass(value):
-    assert checks.seconds_problem('wait', value) == ''
+    assert checks.setting_problems({'wait': value}, 'seconds') == []

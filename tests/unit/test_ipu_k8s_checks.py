@@ -386,7 +386,7 @@ def test_a_bad_name_is_refused_with_a_suggestion():
 
 @pytest.mark.parametrize('value, ok', [('ipu-operator', True), ('a' * 53, True), ('a' * 54, False)])
 def test_a_helm_release_name_has_at_most_53_characters(value, ok):
-    assert (checks.helm_release_problem('ipu_k8s_ipu_operator_release', value) == '') == ok
+    assert (checks.setting_problems({'ipu_k8s_ipu_operator_release': value}, 'helm_release') == []) == ok
 
 
 @pytest.mark.parametrize('value, ok', [('10m', True), ('90s', True), ('1h30m', True), ('1.5h', True),
@@ -399,13 +399,13 @@ def test_a_duration_has_a_unit(value, ok):
 @pytest.mark.parametrize('value, ok', [(300, True), ('300', True), (1, True), (0, False), (-5, False),
                                        ('5m', False), (True, False), (1.5, False)])
 def test_seconds_are_a_positive_whole_number(value, ok):
-    assert (checks.seconds_problem('calico_wait_timeout', value) == '') == ok
+    assert (checks.setting_problems({'calico_wait_timeout': value}, 'seconds') == []) == ok
 
 
 def test_days_are_a_positive_whole_number_named_as_days():
-    assert checks.days_problem('ipu_operator_webhook_cert_renew_days', 30) == ''
-    assert checks.days_problem('ipu_operator_webhook_cert_renew_days', '30d') == (
-        'ipu_operator_webhook_cert_renew_days is "30d": give a positive whole number of days, without a unit (e.g. 30).')
+    assert checks.setting_problems({'ipu_operator_webhook_cert_renew_days': 30}, 'days') == []
+    assert checks.setting_problems({'ipu_operator_webhook_cert_renew_days': '30d'}, 'days') == [
+        'ipu_operator_webhook_cert_renew_days is "30d": give a positive whole number of days, without a unit (e.g. 30).']
 
 
 def test_a_count_is_a_positive_whole_number_named_as_repetitions():
