@@ -361,6 +361,22 @@ def cluster_addresses_problem(addresses):
     return ''
 
 
+
+def rdma_network_problem(host, rdma, interface, pod_subnet, service_subnet):
+    """The pod and service networks clear of the node's RDMA subnet, and cluster traffic off its RDMA NIC.
+
+    rdma: the node's derived rdma_network ({cidr, interface}); interface: its cluster-facing interface.
+    """
+    subnet = ipaddress.ip_network(str(rdma['cidr']), strict=False)
+    networks = [_network(value, '')[0] for value in (pod_subnet, service_subnet)]  # None: refused on its own
+    if interface != rdma['interface'] and not any(net and net.overlaps(subnet) for net in networks):
+        return ''
+    return ('On %s the RDMA subnet is %s on %s. ipu_k8s_pod_subnet=%s and ipu_k8s_service_subnet=%s must not '
+            'overlap it, and the cluster-facing interface (%s) must not be the RDMA interface: pods would route '
+            'IPU traffic through the wrong network. Choose other pod/service CIDRs or set ipu_k8s_cluster_interface.'
+            % (host, rdma['cidr'], rdma['interface'], pod_subnet, service_subnet, interface))
+
+
 def image_problem(setting, value):
     """An image reference: [registry[:port]/]path[:tag][@sha256:digest]."""
     text = value if isinstance(value, str) else ''
@@ -770,6 +786,7 @@ class FilterModule(object):
             'ipu_k8s_cluster_interface_problem': cluster_interface_problem,
             'ipu_k8s_cluster_interface_of': cluster_interface,
             'ipu_k8s_cluster_addresses_problem': cluster_addresses_problem,
+            'ipu_k8s_rdma_network_problem': rdma_network_problem,
             'ipu_k8s_network_operator_chart': network_operator_chart_row,
             'ipu_k8s_ipu_operator_chart': ipu_operator_chart,
             'ipu_k8s_problems': problems,

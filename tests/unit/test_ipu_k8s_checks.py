@@ -315,7 +315,34 @@ def test_every_filter_is_registered():
         'ipu_k8s_problems', 'ipu_k8s_cluster_interface_problem', 'ipu_k8s_cluster_addresses_problem',
         'ipu_k8s_kubernetes_support_warning', 'ipu_k8s_chart_support_warning',
         'ipu_k8s_cluster_interface_of', 'ipu_k8s_release_for_minor', 'ipu_k8s_network_operator_chart',
-        'ipu_k8s_ipu_operator_chart'}
+        'ipu_k8s_ipu_operator_chart', 'ipu_k8s_rdma_network_problem'}
+
+
+# --- the cluster networks against the node's RDMA subnet ---------------------------------
+RDMA = {'cidr': '10.247.208.0/23', 'interface': 'rdma0'}
+
+
+@pytest.mark.parametrize('pod, service', [
+    ('192.168.0.0/16', '10.96.0.0/12'),     # the defaults, far from 10.247.208.0/23
+    ('10.247.210.0/23', '10.247.206.0/23'),  # the /23s on either side of it
+    ('10.247.208.0/33', 'not-a-network'),    # refused on their own (cluster_networks_problem)
+])
+def test_cluster_networks_clear_of_the_rdma_subnet_pass(pod, service):
+    assert checks.rdma_network_problem('ipu1', RDMA, 'eth0', pod, service) == ''
+
+
+@pytest.mark.parametrize('pod, service, interface', [
+    ('10.247.0.0/16', '10.96.0.0/12', 'eth0'),      # the pod network holds the RDMA /23
+    ('192.168.0.0/16', '10.247.209.0/24', 'eth0'),  # the service network lies inside it
+    ('10.247.209.128/25', '10.96.0.0/12', 'eth0'),  # the last /25 of it
+    ('192.168.0.0/16', '10.96.0.0/12', 'rdma0'),    # cluster traffic on the RDMA NIC
+])
+def test_cluster_networks_on_the_rdma_subnet_or_nic_are_refused(pod, service, interface):
+    assert checks.rdma_network_problem('ipu1', RDMA, interface, pod, service) == (
+        'On ipu1 the RDMA subnet is 10.247.208.0/23 on rdma0. ipu_k8s_pod_subnet=%s and ipu_k8s_service_subnet=%s '
+        'must not overlap it, and the cluster-facing interface (%s) must not be the RDMA interface: pods would '
+        'route IPU traffic through the wrong network. Choose other pod/service CIDRs or set '
+        'ipu_k8s_cluster_interface.' % (pod, service, interface))
 
 
 # --- image references -------------------------------------------------------------------
