@@ -5,6 +5,7 @@ IPAM's directory (whereabouts.d, or nv-ipam.d on NVIDIA IPAM chart rows; either 
 IPAM is not known).
 
     find_result.files | rdma_network_cni_missing(ipam)
+    ipam | rdma_network_cni_ipam_dir      # the IPAM's directory, in the words of the message
 """
 
 from __future__ import absolute_import, division, print_function
@@ -30,12 +31,21 @@ def rdma_network_cni_missing(files, ipam):
         missing.append('a Multus configuration (00-multus.conf)')
     if 'multus.d' not in dirs:
         missing.append('multus.d')
-    wanted = IPAM_DIRS.get(ipam, IPAM_DIRS['whereabouts'] + IPAM_DIRS['nv-ipam'])
+    wanted = _ipam_dirs(ipam)
     if not dirs.intersection(wanted):
         missing.append(' or '.join(wanted))
     return missing
 
 
+def _ipam_dirs(ipam):
+    return IPAM_DIRS.get(ipam, IPAM_DIRS['whereabouts'] + IPAM_DIRS['nv-ipam'])
+
+
+def rdma_network_cni_ipam_dir(ipam):
+    return ' or '.join(_ipam_dirs(ipam))
+
+
 class FilterModule(object):
     def filters(self):
-        return {'rdma_network_cni_missing': rdma_network_cni_missing}
+        return {'rdma_network_cni_missing': rdma_network_cni_missing,
+                'rdma_network_cni_ipam_dir': rdma_network_cni_ipam_dir}

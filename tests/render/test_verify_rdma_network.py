@@ -72,6 +72,8 @@ def test_cni_check_label_without_a_macvlan_network_names_both():
     variables = cni_task_vars(None)
     assert role_expression('verify', '{{ __verify_check_name }}', variables) == (
         'Multus and Whereabouts or NVIDIA IPAM CNI files')
+    assert role_expression('verify', '{{ __verify_expected_text }}', variables) == (
+        'multus config, multus.d, whereabouts.d or nv-ipam.d in /etc/cni/net.d')
 
 
 @pytest.mark.parametrize('chart_version', CHART_VERSIONS)

@@ -86,3 +86,9 @@ def test_reset_removes_every_cni_directory_cni_check_looks_for():
     assert 'nv-ipam.d' in directories and 'whereabouts.d' in directories
     for directory in directories:
         assert '%s/%s' % (cni_dir, directory) in defaults
+
+
+def test_the_ipam_directory_a_row_names():
+    # The directories the Network Operator's IPAM daemonsets create (guide, section 5.2).
+    assert [cni.rdma_network_cni_ipam_dir(ipam) for ipam in ('whereabouts', 'nv-ipam', '')] == [
+        'whereabouts.d', 'nv-ipam.d', 'whereabouts.d or nv-ipam.d']
