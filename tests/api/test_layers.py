@@ -135,8 +135,10 @@ def test_ipu_operator_installs_crd_release_and_labels_only_the_ipu_nodes(site, a
 
 def test_ipu_operator_refuses_an_ipu_node_that_is_not_a_kubernetes_node(site, api):
     inventory = site.inventory()
-    # poplar-09 is a Poplar server (its facts derive in poplar-01's namespace) that never joined.
-    inventory['all']['children']['ipu_nodes']['hosts']['poplar-09'] = {
+    # poplar-09 is a Poplar server (its facts derive in poplar-01's namespace) in the inventory's
+    # workers that never joined: the settings pass, the cluster has no such node.
+    inventory['all']['children']['ipu_nodes']['hosts']['poplar-09'] = None
+    inventory['all']['children']['k8s_cluster']['children']['workers']['hosts']['poplar-09'] = {
         'ansible_python_interpreter': str(site.interpreters['poplar-01'])}
     before = api.node_labels()
     run = site.play('ipu_operator.yml', inventory=inventory)
