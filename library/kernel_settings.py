@@ -13,9 +13,8 @@ description:
   - Loads each module of O(modules) that the kernel has neither loaded (C(/proc/modules)) nor built in
     (C(modules.builtin)), with one C(modprobe -a), and lists each in C(/etc/modules-load.d/NAME.conf).
   - Sets each parameter of O(sysctls) whose running value (C(sysctl -n)) differs, and writes them all,
-    one C(name=value) line each, to O(sysctl_file).
-  - What community.general.modprobe (persistent) and ansible.posix.sysctl (sysctl_set) do for one item
-    per call, for all items in one call; the files they write look the same.
+    one C(name=value) line each, to O(sysctl_file) (the files community.general.modprobe and
+    ansible.posix.sysctl write, for every item in one call).
 version_added: "1.0.0"
 author:
   - ipu-k8s maintainers
@@ -85,7 +84,7 @@ def read(path):
         with open(path) as handle:
             return handle.read()
     except FileNotFoundError:
-        return None
+        return ''
 
 
 def sysctl_value(value):
@@ -99,7 +98,7 @@ def sysctl_value(value):
 def missing_modules(wanted, proc_modules, builtin):
     """The modules of wanted that are neither loaded (/proc/modules text) nor built in (modules.builtin text)."""
     have = {line.split()[0] for line in proc_modules.splitlines() if line.strip()}
-    have |= {os.path.basename(line.strip())[:-len('.ko')] for line in (builtin or '').splitlines() if line.strip()}
+    have |= {os.path.basename(line.strip())[:-len('.ko')] for line in builtin.splitlines() if line.strip()}
     have = {name.replace('-', '_') for name in have}
     return [name for name in wanted if name.replace('-', '_') not in have]
 
@@ -129,11 +128,11 @@ def main():
 
     for name in modules:
         path = os.path.join(MODULES_LOAD_DIR, name + '.conf')
-        if name not in (read(path) or '').split():
+        if name not in read(path).split():
             write(module, path, name + '\n')
             result['written'].append(path)
     if modules:
-        result['loaded'] = missing_modules(modules, read(PROC_MODULES) or '', read(MODULES_BUILTIN))
+        result['loaded'] = missing_modules(modules, read(PROC_MODULES), read(MODULES_BUILTIN))
     if result['loaded'] and not module.check_mode:
         modprobe = module.get_bin_path('modprobe', required=True)
         rc, out, err = module.run_command([modprobe, '-a'] + result['loaded'])
@@ -141,8 +140,7 @@ def main():
             module.fail_json(msg='modprobe -a %s failed: %s' % (' '.join(result['loaded']), err.strip()),
                              rc=rc, stderr=err, **result)
 
-    if sysctls:
-        sysctl = module.get_bin_path('sysctl', required=True)
+    sysctl = module.get_bin_path('sysctl', required=True) if sysctls else None
     for name, value in sysctls.items():
         value = sysctl_value(value)
         rc, out, err = module.run_command([sysctl, '-n', name])
