@@ -126,11 +126,6 @@ def main():
     if sysctls and not module.params['sysctl_file']:
         module.fail_json(msg='sysctl_file is required with sysctls, e.g. sysctl_file: /etc/sysctl.d/90-ipu-k8s.conf')
 
-    for name in modules:
-        path = os.path.join(MODULES_LOAD_DIR, name + '.conf')
-        if name not in read(path).split():
-            write(module, path, name + '\n')
-            result['written'].append(path)
     if modules:
         result['loaded'] = missing_modules(modules, read(PROC_MODULES), read(MODULES_BUILTIN))
     if result['loaded'] and not module.check_mode:
@@ -139,6 +134,11 @@ def main():
         if rc != 0:
             module.fail_json(msg='modprobe -a %s failed: %s' % (' '.join(result['loaded']), err.strip()),
                              rc=rc, stderr=err, **result)
+    for name in modules:
+        path = os.path.join(MODULES_LOAD_DIR, name + '.conf')
+        if name not in read(path).split():
+            write(module, path, name + '\n')
+            result['written'].append(path)
 
     sysctl = module.get_bin_path('sysctl', required=True) if sysctls else None
     for name, value in sysctls.items():

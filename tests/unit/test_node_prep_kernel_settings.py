@@ -121,11 +121,12 @@ def test_true_and_false_are_compared_as_1_and_0(node):
     assert result['changed'] is False
 
 
-def test_a_module_the_kernel_cannot_load_is_named_with_what_modprobe_said(node):
+def test_a_module_the_kernel_cannot_load_is_named_and_not_persisted(node):
     answers = {('-a', 'rdma_rxe'): (1, '', 'modprobe: FATAL: Module rdma_rxe not found in directory /lib/modules/6.1\n')}
     with pytest.raises(ModuleFail) as failed:
         node({'modules': ['rdma_rxe']}, answers)
     assert failed.value.result['msg'] == 'modprobe -a rdma_rxe failed: modprobe: FATAL: Module rdma_rxe not found in directory /lib/modules/6.1'
+    assert not (node.path / 'modules-load.d' / 'rdma_rxe.conf').exists()  # not listed for every boot either
 
 
 def test_an_unknown_parameter_is_named_with_what_sysctl_said(node):
