@@ -19,6 +19,7 @@ description:
   - A unit that is not installed, or not running, needs no restart (it reads its files when it starts).
   - With several names, the first one that is installed is examined (e.g. C([k3s, k3s-agent, containerd])
     picks the container runtime service the node has).
+  - Also returns the current text of the files in O(read), so a caller writes only what differs.
   - Changes nothing. Register the result and use C(changed_when) and C(notify) on the restart_needed value.
 version_added: "1.0.0"
 author:
@@ -34,6 +35,13 @@ options:
   paths:
     description:
       - Configuration files the service reads when it starts. Missing files are ignored.
+      - The placeholder C({unit}) is replaced with the examined unit's name.
+    type: list
+    elements: str
+    default: []
+  read:
+    description:
+      - Files whose current text is returned in RV(contents). Missing files are left out.
       - The placeholder C({unit}) is replaced with the examined unit's name.
     type: list
     elements: str
@@ -78,6 +86,10 @@ loaded:
   description: Whether that unit is installed (LoadState=loaded).
   returned: always
   type: bool
+enabled:
+  description: Whether that unit is enabled (UnitFileState=enabled).
+  returned: always
+  type: bool
 running:
   description: Whether a main process exists (active, activating, reloading or deactivating).
   returned: always
@@ -105,6 +117,10 @@ newer_paths:
   returned: always
   type: list
   elements: str
+contents:
+  description: The text of each existing file of O(read), path (with C({unit}) filled in) to text.
+  returned: always
+  type: dict
 '''
 
 import os
@@ -127,6 +143,7 @@ def main():
         argument_spec=dict(
             name=dict(type='list', elements='str', required=True),
             paths=dict(type='list', elements='str', default=[]),
+            read=dict(type='list', elements='str', default=[]),
         ),
         supports_check_mode=True,
     )
@@ -148,7 +165,15 @@ def main():
     now_monotonic = time.clock_gettime(time.CLOCK_MONOTONIC)
     now_realtime = time.time()
     result = freshness(unit, properties, mtimes, now_realtime, now_monotonic)
-    module.exit_json(changed=False, unit=unit, **result)
+    contents = {}
+    for path in module.params['read']:
+        path = path.replace('{unit}', unit)
+        try:
+            with open(path) as handle:
+                contents[path] = handle.read()
+        except FileNotFoundError:
+            continue
+    module.exit_json(changed=False, unit=unit, contents=contents, **result)
 
 
 if __name__ == '__main__':

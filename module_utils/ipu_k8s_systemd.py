@@ -27,6 +27,7 @@ SHOW_PROPERTIES = (
     'MainPID',
     'ExecMainStartTimestampMonotonic',
     'NeedDaemonReload',
+    'UnitFileState',
 )
 
 # States in which a process exists that read its configuration when it started.
@@ -50,13 +51,14 @@ def freshness(unit, properties, mtimes, now_realtime, now_monotonic):
     mtimes: path -> wall-clock mtime in seconds, for the configuration files that exist.
     now_realtime, now_monotonic: time.time() and CLOCK_MONOTONIC seconds, read together.
 
-    Returns a dict: loaded, running, main_pid, started (ISO 8601 UTC or ""),
+    Returns a dict: loaded, enabled, running, main_pid, started (ISO 8601 UTC or ""),
     restart_needed, reasons (one sentence each), newer_paths (sorted).
     """
     load_state = properties.get('LoadState', '')
     active_state = properties.get('ActiveState', '')
     result = {
         'loaded': load_state == 'loaded',
+        'enabled': properties.get('UnitFileState') == 'enabled',
         'running': False,
         'main_pid': int(properties.get('MainPID', '0') or 0),
         'started': '',

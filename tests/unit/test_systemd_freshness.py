@@ -17,7 +17,7 @@ ansible.module_utils.ipu_k8s_systemd = ipu_k8s_systemd
 
 NOW_REAL = 1_800_000_000.0   # wall clock at the question
 NOW_MONO = 5_000.0           # seconds since boot at the same moment
-SHOW = ('--property=LoadState,ActiveState,SubState,MainPID,ExecMainStartTimestampMonotonic,NeedDaemonReload',)
+SHOW = ('--property=LoadState,ActiveState,SubState,MainPID,ExecMainStartTimestampMonotonic,NeedDaemonReload,UnitFileState',)
 
 
 def props(started_mono_s=4_000.0, active='active', load='loaded', reload='no', pid='4242'):
@@ -152,3 +152,12 @@ def test_module_falls_back_to_the_last_name_when_none_is_installed(run_module):
     result = run_module('systemd_unit_freshness', {'name': ['k3s', 'containerd']},
                         commands({'k3s': absent, 'containerd': absent}))
     assert result['unit'] == 'containerd' and result['loaded'] is False and result['restart_needed'] is False
+
+
+def test_module_returns_the_text_of_the_files_to_read_that_exist(run_module, tmp_path):
+    dropin = tmp_path / 'containerd.conf'
+    dropin.write_text('[Service]\nLimitMEMLOCK=infinity\n')
+    result = run_module('systemd_unit_freshness', {
+        'name': ['k3s', 'containerd'], 'read': [str(tmp_path / '{unit}.conf'), str(tmp_path / 'absent.json')]},
+        commands({'k3s': show_text(0, load='not-found', active='inactive'), 'containerd': show_text(60)}))
+    assert result['contents'] == {str(dropin): '[Service]\nLimitMEMLOCK=infinity\n'}

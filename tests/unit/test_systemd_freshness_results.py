@@ -12,7 +12,8 @@ NOW_MONO = 5_000.0
 
 def props(**changes):
     found = {'LoadState': 'loaded', 'ActiveState': 'active', 'SubState': 'running', 'MainPID': '4242',
-             'ExecMainStartTimestampMonotonic': '4000000000', 'NeedDaemonReload': 'no'}
+             'ExecMainStartTimestampMonotonic': '4000000000', 'NeedDaemonReload': 'no',
+             'UnitFileState': 'enabled'}
     found.update(changes)
     return found
 
@@ -20,14 +21,14 @@ def props(**changes):
 def test_a_fresh_service_answers_every_field():
     # started 1000 s before NOW: 1_799_999_000 = 2027-01-15T07:43:20Z
     assert freshness('containerd', props(), {'/etc/containerd/config.toml': NOW_REAL - 1001}, NOW_REAL, NOW_MONO) == {
-        'loaded': True, 'running': True, 'main_pid': 4242, 'started': '2027-01-15T07:43:20+00:00',
+        'loaded': True, 'enabled': True, 'running': True, 'main_pid': 4242, 'started': '2027-01-15T07:43:20+00:00',
         'restart_needed': False, 'reasons': [], 'newer_paths': []}
 
 
 def test_files_changed_after_the_start_and_an_unloaded_drop_in_are_both_reasons():
     mtimes = {'/etc/b': NOW_REAL - 999, '/etc/a': NOW_REAL - 10, '/etc/old': NOW_REAL - 1000}
     assert freshness('kubelet', props(NeedDaemonReload='yes'), mtimes, NOW_REAL, NOW_MONO) == {
-        'loaded': True, 'running': True, 'main_pid': 4242, 'started': '2027-01-15T07:43:20+00:00',
+        'loaded': True, 'enabled': True, 'running': True, 'main_pid': 4242, 'started': '2027-01-15T07:43:20+00:00',
         'restart_needed': True,
         'reasons': ['kubelet started at 2027-01-15T07:43:20+00:00, before /etc/a, /etc/b last changed.',
                     'kubelet has unit files or drop-ins that systemd has not loaded yet.'],
@@ -47,7 +48,7 @@ def test_states_with_a_process_count_as_running(state):
 @pytest.mark.parametrize('state, shown', [('inactive', 'inactive'), ('failed', 'failed'), ('', '?')])
 def test_a_service_without_a_process_needs_no_restart(state, shown):
     assert freshness('kubelet', props(ActiveState=state), {'/etc/a': NOW_REAL}, NOW_REAL, NOW_MONO) == {
-        'loaded': True, 'running': False, 'main_pid': 4242, 'started': '', 'restart_needed': False,
+        'loaded': True, 'enabled': True, 'running': False, 'main_pid': 4242, 'started': '', 'restart_needed': False,
         'reasons': ['kubelet is not running (ActiveState=%s): it reads its configuration when it starts.' % shown],
         'newer_paths': []}
 
@@ -60,8 +61,13 @@ def test_an_active_unit_that_never_started_a_process_is_not_running(started):
 
 def test_a_unit_without_any_property_is_not_installed():
     assert freshness('k3s', {}, {'/etc/a': NOW_REAL}, NOW_REAL, NOW_MONO) == {
-        'loaded': False, 'running': False, 'main_pid': 0, 'started': '', 'restart_needed': False,
+        'loaded': False, 'enabled': False, 'running': False, 'main_pid': 0, 'started': '', 'restart_needed': False,
         'reasons': ['k3s is not installed (LoadState=?): nothing to restart.'], 'newer_paths': []}
+
+
+@pytest.mark.parametrize('state', ['disabled', 'enabled-runtime', 'masked', ''])
+def test_only_a_unit_enabled_for_every_boot_counts_as_enabled(state):
+    assert freshness('containerd', props(UnitFileState=state), {}, NOW_REAL, NOW_MONO)['enabled'] is False
 
 
 def test_a_masked_unit_is_named_with_its_load_state():

@@ -12,7 +12,7 @@ from module_harness import FakeCommands, ModuleFail
 sys.modules['ansible.module_utils.ipu_k8s_systemd'] = ipu_k8s_systemd
 ansible.module_utils.ipu_k8s_systemd = ipu_k8s_systemd
 
-PROPERTIES = '--property=LoadState,ActiveState,SubState,MainPID,ExecMainStartTimestampMonotonic,NeedDaemonReload'
+PROPERTIES = '--property=LoadState,ActiveState,SubState,MainPID,ExecMainStartTimestampMonotonic,NeedDaemonReload,UnitFileState'
 
 
 def systemctl(answer):
