@@ -72,12 +72,12 @@ def test_reset_without_confirmation_is_refused(node):
 
 @pytest.mark.parametrize('args', [
     ['--skip-tags', 'always'],
-    ['--start-at-task', 'Look for kubeadm'],
+    ['--start-at-task', 'Look for kubeadm and its state'],
     ['--start-at-task', 'Remove the CNI configuration and state the cluster layers created'],
-    ['--skip-tags', 'always', '--start-at-task', 'Look for kubeadm'],
+    ['--skip-tags', 'always', '--start-at-task', 'Look for kubeadm and its state'],
     ['--skip-tags', 'always', '--tags', 'reset_kubeadm,reset_cni'],
     ['--tags', 'reset_cni', '--start-at-task', 'Remove the CNI configuration and state the cluster layers created'],
-    ['--skip-tags', 'always', '--tags', 'reset_kubeadm', '--start-at-task', 'Look for kubeadm'],
+    ['--skip-tags', 'always', '--tags', 'reset_kubeadm', '--start-at-task', 'Look for kubeadm and its state'],
     ['--skip-tags', 'always', '--start-at-task', 'Remove the admin kubeconfig of each user'],
     ['--skip-tags', 'always,reset_cluster_objects,reset_cni,reset_netfilter'],
 ], ids=['skip-always', 'start-at-kubeadm', 'start-at-cni', 'skip-always+start', 'skip-always+tags',
@@ -107,6 +107,19 @@ def test_confirmed_reset_resets_the_node(node):
     assert not node['cni'].exists()
     assert not node['join'].exists()      # the join secrets a killed join run may leave
     assert 'stay in the cluster' not in result.text()
+
+
+@pytest.mark.parametrize('missing', ['state', 'kubeadm'])
+def test_kubeadm_reset_runs_only_with_kubeadm_and_node_state(node, missing):
+    if missing == 'state':
+        node['state'].unlink()
+    else:
+        node['vars']['reset_kubeadm_binary'] = str(node['dir'] / 'no-kubeadm')
+        node['vars']['reset_kubeadm_state_files'].append(str(node['dir'] / 'kubeadm'))
+    result = run_reset(node, '--tags', 'reset_kubeadm', extra={'reset_confirm': True})
+    assert result.rc == 0, result.stdout[-3000:]
+    assert not node['log'].exists()
+    assert result.changed() == 1      # the join secrets file alone
 
 
 def test_limited_reset_keeps_the_cluster_objects(node):
