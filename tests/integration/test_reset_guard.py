@@ -8,10 +8,13 @@ interface or kubeconfig user is listed, and the iptables pattern matches nothing
 broken guard shows up as a stand-in call or a deleted file, never as damage.
 """
 import json
+import socket
 import sys
 from pathlib import Path
 
+import kubernetes
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / 'tests'))
@@ -154,6 +157,32 @@ def test_reset_refuses_on_every_host_when_cluster_objects_cannot_be_removed(node
     assert untouched(node), result.stdout[-3000:]
     message = result.failures()['localhost']
     assert 'IPUJob, MacvlanNetwork, NicClusterPolicy objects and the Helm releases' in message, message
+    assert 'reset_skip_cluster_objects=true' in message
+
+
+def test_reset_refuses_on_every_host_when_the_api_does_not_answer(node):
+    # A working client and helm, an admin kubeconfig whose API server refuses connections.
+    port = socket.socket()
+    port.bind(('127.0.0.1', 0))
+    (node['dir'] / 'admin.conf').write_text(yaml.safe_dump({
+        'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'c',
+        'clusters': [{'name': 'c', 'cluster': {'server': 'https://127.0.0.1:%d' % port.getsockname()[1]}}],
+        'users': [{'name': 'u', 'user': {'token': 'x'}}],
+        'contexts': [{'name': 'c', 'context': {'cluster': 'c', 'user': 'u'}}]}))
+    helm = node['dir'] / 'helm'
+    helm.write_text('#!/bin/sh\necho v3.16.3\n')
+    helm.chmod(0o755)
+    client = {'ipu_k8s_client_venv': sys.prefix, 'ipu_k8s_client_requirements': ['kubernetes==%s' % kubernetes.__version__],
+              'helm_install_dir': str(node['dir'])}
+    try:
+        result = run_reset(node, '--skip-tags', 'reset_netfilter', extra=dict(client, reset_confirm=True),
+                           workers=['worker-1'])
+    finally:
+        port.close()
+    assert result.rc != 0
+    assert untouched(node), result.stdout[-3000:]
+    message = result.failures()['localhost']
+    assert 'Connection refused' in message, message  # the API's own error, not "One or more items failed"
     assert 'reset_skip_cluster_objects=true' in message
 
 
