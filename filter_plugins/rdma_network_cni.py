@@ -16,8 +16,6 @@ import posixpath
 
 MULTUS_CONFIGS = ('*multus*.conf', '*multus*.conflist')
 IPAM_DIRS = {'whereabouts': ('whereabouts.d',), 'nv-ipam': ('nv-ipam.d',)}
-# Every name looked for in the CNI directory (the patterns of the role's find).
-LOOKED_FOR = MULTUS_CONFIGS + ('multus.d', 'whereabouts.d', 'nv-ipam.d')
 
 
 def rdma_network_cni_missing(files, ipam):

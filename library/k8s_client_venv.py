@@ -225,26 +225,20 @@ def main():
         pins, hashes = parse_requirements(module.params['requirements'])
     except ValueError as error:
         module.fail_json(msg='ipu_k8s_client_requirements: %s' % error)
+    pinned = ['%s==%s' % pin for pin in pins]
     if not any(normalise(name) == 'kubernetes' for name, _version in pins):
         module.fail_json(msg='ipu_k8s_client_requirements %s pins no kubernetes==<version>: the '
-                             'kubernetes.core modules import that client; add it.'
-                         % ' '.join('%s==%s' % pin for pin in pins))
+                             'kubernetes.core modules import that client; add it.' % ' '.join(pinned))
     if wheel_dir and not os.path.isdir(wheel_dir):
         module.fail_json(msg='ipu_k8s_client_wheel_dir %s is not a directory on %s: copy the wheels there '
                              '(%s), or leave it empty to install from the package index.'
                              % (wheel_dir, os.uname()[1],
                                 'pip download --require-hashes -r roles/ipu_k8s/files/kubernetes-client.lock'
-                                if hashes else 'pip download ' + ' '.join('%s==%s' % pin for pin in pins)))
+                                if hashes else 'pip download ' + ' '.join(pinned)))
 
     python = os.path.join(path, 'bin', 'python3')
-    result = dict(changed=False, python=python, ready=False, created=False, missing=[], installed={},
-                  hashes_checked=bool(hashes))
-
-    if not os.path.exists(python):
-        result.update(changed=True, created=True)
-        if module.check_mode:
-            result.update(missing=['%s==%s' % pin for pin in pins], installed=report(pins, {}))
-            module.exit_json(**result)
+    created = not os.path.exists(python)
+    if created and not module.check_mode:
         base_python = module.params['base_python']
         rc, out, err = module.run_command([base_python, '-m', 'venv', path])
         if rc != 0:
@@ -252,9 +246,9 @@ def main():
                                  'comes with the python3-venv package.' % (base_python, path, rc, (err or out).strip()),
                              rc=rc, stdout=out, stderr=err)
 
-    installed = probe(module, python)
+    # In check mode a virtualenv that does not exist yet has nothing installed.
+    installed = {} if created and module.check_mode else probe(module, python)
     missing = unmet(pins, installed)
-    result['missing'] = missing
     if missing and not module.check_mode:
         requirements_file = None
         if hashes:
@@ -274,9 +268,8 @@ def main():
         if still:
             module.fail_json(msg='pip install ended, yet %s still lacks %s (found %s)'
                                  % (path, ' '.join(still), report(pins, installed)))
-    result.update(changed=result['changed'] or bool(missing), installed=report(pins, installed),
-                  ready='kubernetes' in installed)
-    module.exit_json(**result)
+    module.exit_json(changed=created or bool(missing), python=python, ready='kubernetes' in installed,
+                     created=created, missing=missing, installed=report(pins, installed), hashes_checked=bool(hashes))
 
 
 if __name__ == '__main__':

@@ -8,10 +8,13 @@ interface or kubeconfig user is listed, and the iptables pattern matches nothing
 broken guard shows up as a stand-in call or a deleted file, never as damage.
 """
 import json
+import socket
 import sys
 from pathlib import Path
 
+import kubernetes
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / 'tests'))
@@ -72,12 +75,12 @@ def test_reset_without_confirmation_is_refused(node):
 
 @pytest.mark.parametrize('args', [
     ['--skip-tags', 'always'],
-    ['--start-at-task', 'Look for kubeadm'],
+    ['--start-at-task', 'Look for kubeadm and its state'],
     ['--start-at-task', 'Remove the CNI configuration and state the cluster layers created'],
-    ['--skip-tags', 'always', '--start-at-task', 'Look for kubeadm'],
+    ['--skip-tags', 'always', '--start-at-task', 'Look for kubeadm and its state'],
     ['--skip-tags', 'always', '--tags', 'reset_kubeadm,reset_cni'],
     ['--tags', 'reset_cni', '--start-at-task', 'Remove the CNI configuration and state the cluster layers created'],
-    ['--skip-tags', 'always', '--tags', 'reset_kubeadm', '--start-at-task', 'Look for kubeadm'],
+    ['--skip-tags', 'always', '--tags', 'reset_kubeadm', '--start-at-task', 'Look for kubeadm and its state'],
     ['--skip-tags', 'always', '--start-at-task', 'Remove the admin kubeconfig of each user'],
     ['--skip-tags', 'always,reset_cluster_objects,reset_cni,reset_netfilter'],
 ], ids=['skip-always', 'start-at-kubeadm', 'start-at-cni', 'skip-always+start', 'skip-always+tags',
@@ -107,6 +110,19 @@ def test_confirmed_reset_resets_the_node(node):
     assert not node['cni'].exists()
     assert not node['join'].exists()      # the join secrets a killed join run may leave
     assert 'stay in the cluster' not in result.text()
+
+
+@pytest.mark.parametrize('missing', ['state', 'kubeadm'])
+def test_kubeadm_reset_runs_only_with_kubeadm_and_node_state(node, missing):
+    if missing == 'state':
+        node['state'].unlink()
+    else:
+        node['vars']['reset_kubeadm_binary'] = str(node['dir'] / 'no-kubeadm')
+        node['vars']['reset_kubeadm_state_files'].append(str(node['dir'] / 'kubeadm'))
+    result = run_reset(node, '--tags', 'reset_kubeadm', extra={'reset_confirm': True})
+    assert result.rc == 0, result.stdout[-3000:]
+    assert not node['log'].exists()
+    assert result.changed() == 1      # the join secrets file alone
 
 
 def test_limited_reset_keeps_the_cluster_objects(node):
@@ -141,6 +157,32 @@ def test_reset_refuses_on_every_host_when_cluster_objects_cannot_be_removed(node
     assert untouched(node), result.stdout[-3000:]
     message = result.failures()['localhost']
     assert 'IPUJob, MacvlanNetwork, NicClusterPolicy objects and the Helm releases' in message, message
+    assert 'reset_skip_cluster_objects=true' in message
+
+
+def test_reset_refuses_on_every_host_when_the_api_does_not_answer(node):
+    # A working client and helm, an admin kubeconfig whose API server refuses connections.
+    port = socket.socket()
+    port.bind(('127.0.0.1', 0))
+    (node['dir'] / 'admin.conf').write_text(yaml.safe_dump({
+        'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'c',
+        'clusters': [{'name': 'c', 'cluster': {'server': 'https://127.0.0.1:%d' % port.getsockname()[1]}}],
+        'users': [{'name': 'u', 'user': {'token': 'x'}}],
+        'contexts': [{'name': 'c', 'context': {'cluster': 'c', 'user': 'u'}}]}))
+    helm = node['dir'] / 'helm'
+    helm.write_text('#!/bin/sh\necho v3.16.3\n')
+    helm.chmod(0o755)
+    client = {'ipu_k8s_client_venv': sys.prefix, 'ipu_k8s_client_requirements': ['kubernetes==%s' % kubernetes.__version__],
+              'helm_install_dir': str(node['dir'])}
+    try:
+        result = run_reset(node, '--skip-tags', 'reset_netfilter', extra=dict(client, reset_confirm=True),
+                           workers=['worker-1'])
+    finally:
+        port.close()
+    assert result.rc != 0
+    assert untouched(node), result.stdout[-3000:]
+    message = result.failures()['localhost']
+    assert 'Connection refused' in message, message  # the API's own error, not "One or more items failed"
     assert 'reset_skip_cluster_objects=true' in message
 
 

@@ -65,7 +65,9 @@ def agreed(networks, ipam='whereabouts', block_size=0):
 
 
 def render_macvlan(agreed_network, chart_version='25.4.0', **overrides):
-    overrides['ipu_k8s_site'] = {'rdma_network': agreed_network, 'ipam': ROWS[chart_version]['ipam']}
+    # The site model of one IPU-POD, whose pool is named after the network (site_model).
+    pod = {'rdma_network': agreed_network, 'pool': overrides.get('ipu_k8s_rdma_network_name', 'rdma-net')}
+    overrides['ipu_k8s_site'] = {'rdma_network': agreed_network, 'pods': [pod], 'ipam': ROWS[chart_version]['ipam']}
     return render_role_yaml('rdma_network', 'macvlannetwork.yaml.j2', overrides)
 
 

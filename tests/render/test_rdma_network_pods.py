@@ -74,7 +74,7 @@ def test_one_pod_renders_byte_for_byte_what_it_rendered_before(ipam, controllers
     one = pods(THREE_NODES, controllers, ipam)
     assert len(one) == 1
     macvlan = render_role_template('rdma_network', 'macvlannetwork.yaml.j2', {
-        'ipu_k8s_site': {'rdma_network': one[0]['rdma_network'], 'ipam': ipam}})
+        'ipu_k8s_site': {'rdma_network': one[0]['rdma_network'], 'pods': one, 'ipam': ipam}})
     assert macvlan == (GOLDEN / ('macvlannetwork-%s.yaml.golden' % ipam)).read_text()
     if ipam == 'nv-ipam':
         assert ippools_as_applied(one) == [(GOLDEN / 'ippool-nv-ipam.yaml.golden').read_text()]
@@ -85,7 +85,7 @@ def test_the_node_file_of_one_pod_is_the_macvlan_networks_configuration(ipam):
     """The per-node file carries what the Network Operator puts in the MacvlanNetwork's NAD."""
     one = pods(THREE_NODES, {}, ipam)[0]
     macvlan = render_role_yaml('rdma_network', 'macvlannetwork.yaml.j2', {
-        'ipu_k8s_site': {'rdma_network': one['rdma_network'], 'ipam': ipam}})
+        'ipu_k8s_site': {'rdma_network': one['rdma_network'], 'pods': [one], 'ipam': ipam}})
     config = node_file(one, ipam)
     assert config['name'] == macvlan['metadata']['name'] and config['type'] == 'macvlan'
     assert (config['master'], config['mode'], config['mtu']) == (

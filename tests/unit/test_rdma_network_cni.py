@@ -82,7 +82,7 @@ def test_the_entry_point_passes_a_node_with_every_file(tmp_path, ipam, directory
 def test_reset_removes_every_cni_directory_cni_check_looks_for():
     cni_dir = yaml.safe_load((ROOT / 'roles/rdma_network/defaults/main.yml').read_text())['rdma_network_cni_dir']
     defaults = yaml.safe_load((ROOT / 'roles/reset/defaults/main.yml').read_text())['reset_cni_paths']
-    directories = [name for name in cni.LOOKED_FOR if '*' not in name]
+    directories = ['multus.d'] + [name for names in cni.IPAM_DIRS.values() for name in names]
     assert 'nv-ipam.d' in directories and 'whereabouts.d' in directories
     for directory in directories:
         assert '%s/%s' % (cni_dir, directory) in defaults

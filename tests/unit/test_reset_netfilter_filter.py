@@ -68,3 +68,19 @@ def test_ipvs_virtual_services_are_found_in_proc_net_ip_vs():
     assert netfilter.ipvs_virtual_servers(base64.b64encode(header.encode()).decode()) == []
     assert netfilter.ipvs_virtual_servers(base64.b64encode((header + service).encode()).decode()) == [
         'TCP  0A600001:01BB rr']
+
+
+def test_udp_and_sctp_virtual_services_count_and_a_stray_byte_does_not_stop_the_reset():
+    import base64
+
+    # ip_vs_ctl.c prints the protocol as TCP, UDP or SCTP; the table is read as bytes, so one
+    # line that is not UTF-8 must not fail the step.
+    table = (b'IP Virtual Server version 1.2.1 (size=4096)\n'
+             b'Prot LocalAddress:Port Scheduler Flags\n'
+             b'  -> RemoteAddress:Port Forward Weight ActiveConn InActConn\n'
+             b'UDP  0A60000A:0035 rr\n'
+             b'  -> 0AF40003:0035      Masq    1      0          0\n'
+             b'SCTP 0A600002:0B59 rr\n'
+             b'\xff\n')
+    assert netfilter.ipvs_virtual_servers(base64.b64encode(table).decode()) == [
+        'UDP  0A60000A:0035 rr', 'SCTP 0A600002:0B59 rr']
