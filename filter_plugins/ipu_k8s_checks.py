@@ -175,7 +175,8 @@ def chart_support_warning(row, table):
 
 
 def _network(value, name):
-    """(network, '') or (None, message) for an IPv4 CIDR setting."""
+    """(network, '') for an IPv4 CIDR setting, else (None, message), or (the network it names,
+    message) when only host bits are set."""
     text = str(value)
     try:
         network = ipaddress.ip_network(text, strict=False)
@@ -185,7 +186,7 @@ def _network(value, name):
         return None, ('%s=%s is not an IPv4 network in CIDR form: write it as address/prefix with no host '
                       'bits set, e.g. 192.168.0.0/16.' % (name, text))
     if str(network) != text:
-        return None, ('%s=%s has host bits set (no host bits may be set after the prefix): did you mean %s?'
+        return network, ('%s=%s has host bits set (no host bits may be set after the prefix): did you mean %s?'
                       % (name, text, network))
     return network, ''
 
@@ -332,18 +333,13 @@ def cluster_interface_problem(host, configured, facts, pod_subnet, service_subne
     if not networks:
         return ('%s on %s has no IPv4 address: kubeadm advertises and Calico detects the node address there. '
                 'Give it an address, or set ipu_k8s_cluster_interface to an addressed NIC.' % (setting, host))
-    for value, variable in ((pod_subnet, 'ipu_k8s_pod_subnet'), (service_subnet, 'ipu_k8s_service_subnet')):
-        try:
-            cluster = ipaddress.ip_network(str(value), strict=False)
-        except ValueError:
-            continue  # refused with its own message by cluster_networks_problem
-        for own in networks:
+    for value, kind in ((pod_subnet, 'pod'), (service_subnet, 'service')):
+        cluster = _network(value, '')[0]  # None: refused with its own message by cluster_networks_problem
+        for own in networks if cluster else []:
             if cluster.overlaps(own.network):
-                return ('%s=%s overlaps the network of %s on %s (%s on %s): the node would route its own '
-                        'neighbours into the %s network. Choose a %s outside %s.'
-                        % (variable, cluster, name, host, own.with_prefixlen, name,
-                           'pod' if variable == 'ipu_k8s_pod_subnet' else 'service',
-                           variable.replace('ipu_k8s_', '').replace('_', ' '), own.network))
+                return ('ipu_k8s_%s_subnet=%s overlaps the network of %s on %s (%s on %s): the node would route its '
+                        'own neighbours into the %s network. Choose a %s subnet outside %s.'
+                        % (kind, cluster, name, host, own.with_prefixlen, name, kind, kind, own.network))
     return ''
 
 
