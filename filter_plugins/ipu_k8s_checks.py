@@ -13,6 +13,7 @@ import ipaddress
 import json
 import os.path
 import re
+from functools import partial
 
 from ansible.module_utils.parsing.convert_bool import boolean
 
@@ -379,21 +380,21 @@ def _image(value):
     return bool(match) and len(match.group(1)) <= REPOSITORY_LENGTH_MAX
 
 
-def _refusal(fine, rest):
+def _refusal(fine, rest, setting, value):
     """A rule of SETTING_RULES on one value: '' when fine(value), else 'SETTING is "VALUE"' + REST."""
-    return lambda setting, value: '' if fine(value) else '%s is "%s"%s' % (setting, value, rest)
+    return '' if fine(value) else '%s is "%s"%s' % (setting, value, rest)
 
 
-def _or_empty(fine):
-    """fine, or "" (the default)."""
-    return lambda value: value == '' or fine(value)
+def _or_empty(fine, value):
+    """fine(value), or value is "" (the default)."""
+    return value == '' or fine(value)
 
 
-def _text(pattern, append='', ends='', limit=None):
-    """Whether a value is a string ending with ENDS, of at most LIMIT characters, that PATTERN
-    matches in full once APPEND is added."""
-    return lambda value: (isinstance(value, str) and value.endswith(ends) and (limit is None or len(value) <= limit)
-                          and pattern.fullmatch(value + append) is not None)
+def _string(pattern, value, append='', ends='', limit=None):
+    """value is a string ending with ENDS, of at most LIMIT characters, that PATTERN matches in
+    full once APPEND is added."""
+    return (isinstance(value, str) and value.endswith(ends) and (limit is None or len(value) <= limit)
+            and pattern.fullmatch(value + append) is not None)
 
 
 def _whole(value):
@@ -677,36 +678,40 @@ def become_root_problem(settings):
             % (settings['host'], user, become, become_user))
 
 
+# The rules on one value are partials of _refusal: their tests run when a setting is checked,
+# not when this table is built.
 SETTING_RULES = {
-    'image': _refusal(_image, ', which is not an image reference: write %s.' % IMAGE_GRAMMAR),
-    'image_or_empty': _refusal(_or_empty(_image),
-                               ', which is not an image reference: write %s, or "" for the default.' % IMAGE_GRAMMAR),
+    'image': partial(_refusal, _image, ', which is not an image reference: write %s.' % IMAGE_GRAMMAR),
+    'image_or_empty': partial(_refusal, partial(_or_empty, _image),
+                              ', which is not an image reference: write %s, or "" for the default.' % IMAGE_GRAMMAR),
     # kubeadm appends "/<image>" to it: with it, it must be a repository name.
-    'repository_or_empty': _refusal(
-        _or_empty(_text(REPOSITORY_RE, append='/pause', limit=REPOSITORY_LENGTH_MAX)),
+    'repository_or_empty': partial(
+        _refusal, partial(_or_empty, partial(_string, REPOSITORY_RE, append='/pause', limit=REPOSITORY_LENGTH_MAX)),
         ', which is not an image repository: write registry[:port][/path] without tag or digest, the path in lower '
         'case (e.g. registry.example.com/k8s), or "" for the default.'),
     # Put in front of image paths as it is.
-    'registry_prefix_or_empty': _refusal(
-        _or_empty(_text(REPOSITORY_RE, append='node', ends='/')),
+    'registry_prefix_or_empty': partial(
+        _refusal, partial(_or_empty, partial(_string, REPOSITORY_RE, append='node', ends='/')),
         ': write a registry[:port][/path] ending with "/" (e.g. "registry.example.com/"), the path in lower case: '
         'the image path is appended to it as it is; or "" for the default.'),
     'dns_label': dns_label_problem,
     'helm_release': lambda setting, value: dns_label_problem(setting, value, HELM_RELEASE_MAX, 'Helm release name'),
     'duration': duration_problem,
-    'seconds': _refusal(_whole, ': give a positive whole number of seconds, without a unit (e.g. 300).'),
-    'days': _refusal(_whole, ': give a positive whole number of days, without a unit (e.g. 30).'),
-    'count': _refusal(_whole, ': give a positive whole number of repetitions, without a unit (e.g. 3).'),
-    'memlock': _refusal(_memlock,
-                        ': set it to "infinity" or a size such as 68719476736 or 64G (systemd\'s LimitMEMLOCK).'),
-    'absolute_path_or_empty': _refusal(_or_empty(_absolute_path),
-                                       ': give an absolute path of the file on the controller, or "" to download it.'),
+    'seconds': partial(_refusal, _whole, ': give a positive whole number of seconds, without a unit (e.g. 300).'),
+    'days': partial(_refusal, _whole, ': give a positive whole number of days, without a unit (e.g. 30).'),
+    'count': partial(_refusal, _whole, ': give a positive whole number of repetitions, without a unit (e.g. 3).'),
+    'memlock': partial(_refusal, _memlock,
+                       ': set it to "infinity" or a size such as 68719476736 or 64G (systemd\'s LimitMEMLOCK).'),
+    'absolute_path_or_empty': partial(_refusal, partial(_or_empty, _absolute_path),
+                                      ': give an absolute path of the file on the controller, or "" to download it.'),
     'sha256_by_file': sha256_by_file_problem,
     'registry_hosts': registry_hosts_problem,
-    'netns_name': _refusal(_text(NETNS_NAME_RE), ': use 1 to 64 letters, digits, "_", "." or "-", starting with a '
-                                                 'letter or digit (a network namespace name, e.g. ipu-k8s-verify).'),
-    'link_name': _refusal(_text(LINK_NAME_RE), ': use 1 to 15 letters, digits, "_", "." or "-", starting with a '
-                                               'letter or digit (a Linux interface name, e.g. ipuk8sverify0).'),
+    'netns_name': partial(_refusal, partial(_string, NETNS_NAME_RE),
+                          ': use 1 to 64 letters, digits, "_", "." or "-", starting with a letter or digit (a network '
+                          'namespace name, e.g. ipu-k8s-verify).'),
+    'link_name': partial(_refusal, partial(_string, LINK_NAME_RE),
+                         ': use 1 to 15 letters, digits, "_", "." or "-", starting with a letter or digit (a Linux '
+                         'interface name, e.g. ipuk8sverify0).'),
 }
 
 # Rules on settings read together: each takes the value its kind is given (the settings by
