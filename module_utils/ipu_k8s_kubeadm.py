@@ -75,7 +75,7 @@ def init_progress(host, files, api_ready, objects):
     absent = ['%s %s/%s (%s)' % (kind, namespace, name, phase) for phase, kind, namespace, name in INIT_API_PHASES
               if not objects.get((kind, namespace, name))]
     if absent:
-        return dict(result, action='finish', done=done + ['wait-control-plane'], missing=absent,
+        return dict(action='finish', done=done + ['wait-control-plane'], missing=absent,
                     phases=[list(p) for p in INIT_FINISH_PHASES],
                     message=('kubeadm init on {0} stopped after the control plane came up: {1} missing. '
                              'The remaining phases run now.').format(host, ', '.join(absent)))
