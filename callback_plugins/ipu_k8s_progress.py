@@ -106,10 +106,7 @@ def _parse_step(name):
 
 def number_steps(labels):
     """Turn (number|None, name) labels into (N, total, name), numbering unnumbered steps in order."""
-    distinct = []
-    for label in labels:
-        if label not in distinct:
-            distinct.append(label)
+    distinct = list(dict.fromkeys(labels))
     total = max([len(distinct)] + [n for n, _ in distinct if n is not None])
     numbered = {}
     for index, (number, name) in enumerate(distinct, start=1):

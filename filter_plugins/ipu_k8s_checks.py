@@ -13,6 +13,7 @@ import ipaddress
 import json
 import os.path
 import re
+from functools import partial
 
 from ansible.module_utils.parsing.convert_bool import boolean
 
@@ -175,7 +176,8 @@ def chart_support_warning(row, table):
 
 
 def _network(value, name):
-    """(network, '') or (None, message) for an IPv4 CIDR setting."""
+    """(network, '') for an IPv4 CIDR setting, else (None, message), or (the network it names,
+    message) when only host bits are set."""
     text = str(value)
     try:
         network = ipaddress.ip_network(text, strict=False)
@@ -185,7 +187,7 @@ def _network(value, name):
         return None, ('%s=%s is not an IPv4 network in CIDR form: write it as address/prefix with no host '
                       'bits set, e.g. 192.168.0.0/16.' % (name, text))
     if str(network) != text:
-        return None, ('%s=%s has host bits set (no host bits may be set after the prefix): did you mean %s?'
+        return network, ('%s=%s has host bits set (no host bits may be set after the prefix): did you mean %s?'
                       % (name, text, network))
     return network, ''
 
@@ -332,18 +334,13 @@ def cluster_interface_problem(host, configured, facts, pod_subnet, service_subne
     if not networks:
         return ('%s on %s has no IPv4 address: kubeadm advertises and Calico detects the node address there. '
                 'Give it an address, or set ipu_k8s_cluster_interface to an addressed NIC.' % (setting, host))
-    for value, variable in ((pod_subnet, 'ipu_k8s_pod_subnet'), (service_subnet, 'ipu_k8s_service_subnet')):
-        try:
-            cluster = ipaddress.ip_network(str(value), strict=False)
-        except ValueError:
-            continue  # refused with its own message by cluster_networks_problem
-        for own in networks:
+    for value, kind in ((pod_subnet, 'pod'), (service_subnet, 'service')):
+        cluster = _network(value, '')[0]  # None: refused with its own message by cluster_networks_problem
+        for own in networks if cluster else []:
             if cluster.overlaps(own.network):
-                return ('%s=%s overlaps the network of %s on %s (%s on %s): the node would route its own '
-                        'neighbours into the %s network. Choose a %s outside %s.'
-                        % (variable, cluster, name, host, own.with_prefixlen, name,
-                           'pod' if variable == 'ipu_k8s_pod_subnet' else 'service',
-                           variable.replace('ipu_k8s_', '').replace('_', ' '), own.network))
+                return ('ipu_k8s_%s_subnet=%s overlaps the network of %s on %s (%s on %s): the node would route its '
+                        'own neighbours into the %s network. Choose a %s subnet outside %s.'
+                        % (kind, cluster, name, host, own.with_prefixlen, name, kind, kind, own.network))
     return ''
 
 
@@ -377,43 +374,41 @@ def rdma_network_problem(host, rdma, interface, pod_subnet, service_subnet):
             % (host, rdma['cidr'], rdma['interface'], pod_subnet, service_subnet, interface))
 
 
-def image_problem(setting, value):
+def _image(value):
     """An image reference: [registry[:port]/]path[:tag][@sha256:digest]."""
-    text = value if isinstance(value, str) else ''
-    match = IMAGE_RE.fullmatch(text)
-    if not match or len(match.group(1)) > REPOSITORY_LENGTH_MAX:
-        return '%s is "%s", which is not an image reference: write %s.' % (setting, value, IMAGE_GRAMMAR)
-    return ''
+    match = IMAGE_RE.fullmatch(value if isinstance(value, str) else '')
+    return bool(match) and len(match.group(1)) <= REPOSITORY_LENGTH_MAX
 
 
-def _or_empty(message):
-    """The message of a setting that may also be "" (the default)."""
-    return message[:-1] + ', or "" for the default.' if message else ''
+def _refusal(fine, rest, setting, value):
+    """A rule of SETTING_RULES on one value: '' when fine(value), else 'SETTING is "VALUE"' + REST."""
+    return '' if fine(value) else '%s is "%s"%s' % (setting, value, rest)
 
 
-def repository_or_empty_problem(setting, value):
-    """A registry and path without tag or digest (kubeadm imageRepository), or ""."""
-    if value == '':
-        return ''
-    text = value if isinstance(value, str) else ''
-    # kubeadm appends "/<image>": the repository with it must be a repository name.
-    if not REPOSITORY_RE.fullmatch(text + '/pause') or len(text) > REPOSITORY_LENGTH_MAX:
-        return ('%s is "%s", which is not an image repository: write registry[:port][/path] without tag or '
-                'digest, the path in lower case (e.g. registry.example.com/k8s), or "" for the default.'
-                % (setting, value))
-    return ''
+def _or_empty(fine, value):
+    """fine(value), or value is "" (the default)."""
+    return value == '' or fine(value)
 
 
-def registry_prefix_or_empty_problem(setting, value):
-    """A registry (and path) put in front of image paths as it is, so ending with "/"; or ""."""
-    if value == '':
-        return ''
-    text = value if isinstance(value, str) else ''
-    if not text.endswith('/') or not REPOSITORY_RE.fullmatch(text + 'node'):
-        return ('%s is "%s": write a registry[:port][/path] ending with "/" (e.g. "registry.example.com/"), the '
-                'path in lower case: the image path is appended to it as it is; or "" for the default.'
-                % (setting, value))
-    return ''
+def _string(pattern, value, append='', ends='', limit=None):
+    """value is a string ending with ENDS, of at most LIMIT characters, that PATTERN matches in
+    full once APPEND is added."""
+    return (isinstance(value, str) and value.endswith(ends) and (limit is None or len(value) <= limit)
+            and pattern.fullmatch(value + append) is not None)
+
+
+def _whole(value):
+    """A positive whole number (seconds, days, repetitions: ping -c 0 would never stop)."""
+    return not isinstance(value, bool) and str(value).isdigit() and int(value) >= 1
+
+
+def _memlock(value):
+    """systemd's LimitMEMLOCK: "infinity" or a size."""
+    return MEMLOCK_RE.fullmatch(str(value)) is not None
+
+
+def _absolute_path(value):
+    return isinstance(value, str) and os.path.isabs(value)
 
 
 def dns_label_problem(setting, value, limit=DNS_LABEL_MAX, what='Kubernetes name (DNS-1123 label)'):
@@ -436,30 +431,6 @@ def duration_problem(setting, value):
         hint = ' (%ss?)' % value if str(value).isdigit() and not isinstance(value, bool) else ''
         return ('%s is "%s", which is not a duration: write a positive number with its unit, as Go reads '
                 'durations, e.g. "10m", "90s" or "1h30m"%s.' % (setting, value, hint))
-    return ''
-
-
-def _whole_problem(setting, value, unit, example):
-    """A positive whole number of UNIT (seconds, days, repetitions: ping -c 0 would never stop)."""
-    if isinstance(value, bool) or not str(value).isdigit() or int(value) < 1:
-        return ('%s is "%s": give a positive whole number of %s, without a unit (e.g. %d).'
-                % (setting, value, unit, example))
-    return ''
-
-
-def memlock_problem(setting, value):
-    """systemd's LimitMEMLOCK: "infinity" or a size."""
-    if not MEMLOCK_RE.fullmatch(str(value)):
-        return ('%s is "%s": set it to "infinity" or a size such as 68719476736 or 64G (systemd\'s LimitMEMLOCK).'
-                % (setting, value))
-    return ''
-
-
-def absolute_path_or_empty_problem(setting, value):
-    """A file on the controller, by its absolute path, or "" to download it."""
-    if value != '' and not (isinstance(value, str) and os.path.isabs(value)):
-        return ('%s is "%s": give an absolute path of the file on the controller, or "" to download it.'
-                % (setting, value))
     return ''
 
 
@@ -488,14 +459,6 @@ def registry_hosts_problem(setting, value):
             return ('%s["%s"] is %s: give a registry name (host or host:port) with server (an http(s) URL, optional) '
                     'and mirrors, each with url (an http(s) URL) and optionally capabilities, ca and skip_verify.'
                     % (setting, name, json.dumps(entry)))
-    return ''
-
-
-def name_problem(setting, value, pattern, limit, what, example):
-    """A plain name (the verify probes' netns and link) that no tool reads as an option or a path."""
-    if not (isinstance(value, str) and pattern.fullmatch(value)):
-        return ('%s is "%s": use 1 to %d letters, digits, "_", "." or "-", starting with a letter or digit (%s, '
-                'e.g. %s).' % (setting, value, limit, what, example))
     return ''
 
 
@@ -715,25 +678,40 @@ def become_root_problem(settings):
             % (settings['host'], user, become, become_user))
 
 
+# The rules on one value are partials of _refusal: their tests run when a setting is checked,
+# not when this table is built.
 SETTING_RULES = {
-    'image': image_problem,
-    'image_or_empty': lambda setting, value: '' if value == '' else _or_empty(image_problem(setting, value)),
-    'repository_or_empty': repository_or_empty_problem,
-    'registry_prefix_or_empty': registry_prefix_or_empty_problem,
+    'image': partial(_refusal, _image, ', which is not an image reference: write %s.' % IMAGE_GRAMMAR),
+    'image_or_empty': partial(_refusal, partial(_or_empty, _image),
+                              ', which is not an image reference: write %s, or "" for the default.' % IMAGE_GRAMMAR),
+    # kubeadm appends "/<image>" to it: with it, it must be a repository name.
+    'repository_or_empty': partial(
+        _refusal, partial(_or_empty, partial(_string, REPOSITORY_RE, append='/pause', limit=REPOSITORY_LENGTH_MAX)),
+        ', which is not an image repository: write registry[:port][/path] without tag or digest, the path in lower '
+        'case (e.g. registry.example.com/k8s), or "" for the default.'),
+    # Put in front of image paths as it is.
+    'registry_prefix_or_empty': partial(
+        _refusal, partial(_or_empty, partial(_string, REPOSITORY_RE, append='node', ends='/')),
+        ': write a registry[:port][/path] ending with "/" (e.g. "registry.example.com/"), the path in lower case: '
+        'the image path is appended to it as it is; or "" for the default.'),
     'dns_label': dns_label_problem,
     'helm_release': lambda setting, value: dns_label_problem(setting, value, HELM_RELEASE_MAX, 'Helm release name'),
     'duration': duration_problem,
-    'seconds': lambda setting, value: _whole_problem(setting, value, 'seconds', 300),
-    'days': lambda setting, value: _whole_problem(setting, value, 'days', 30),
-    'count': lambda setting, value: _whole_problem(setting, value, 'repetitions', 3),
-    'memlock': memlock_problem,
-    'absolute_path_or_empty': absolute_path_or_empty_problem,
+    'seconds': partial(_refusal, _whole, ': give a positive whole number of seconds, without a unit (e.g. 300).'),
+    'days': partial(_refusal, _whole, ': give a positive whole number of days, without a unit (e.g. 30).'),
+    'count': partial(_refusal, _whole, ': give a positive whole number of repetitions, without a unit (e.g. 3).'),
+    'memlock': partial(_refusal, _memlock,
+                       ': set it to "infinity" or a size such as 68719476736 or 64G (systemd\'s LimitMEMLOCK).'),
+    'absolute_path_or_empty': partial(_refusal, partial(_or_empty, _absolute_path),
+                                      ': give an absolute path of the file on the controller, or "" to download it.'),
     'sha256_by_file': sha256_by_file_problem,
     'registry_hosts': registry_hosts_problem,
-    'netns_name': lambda setting, value: name_problem(setting, value, NETNS_NAME_RE, 64, 'a network namespace name',
-                                                      'ipu-k8s-verify'),
-    'link_name': lambda setting, value: name_problem(setting, value, LINK_NAME_RE, 15, 'a Linux interface name',
-                                                     'ipuk8sverify0'),
+    'netns_name': partial(_refusal, partial(_string, NETNS_NAME_RE),
+                          ': use 1 to 64 letters, digits, "_", "." or "-", starting with a letter or digit (a network '
+                          'namespace name, e.g. ipu-k8s-verify).'),
+    'link_name': partial(_refusal, partial(_string, LINK_NAME_RE),
+                         ': use 1 to 15 letters, digits, "_", "." or "-", starting with a letter or digit (a Linux '
+                         'interface name, e.g. ipuk8sverify0).'),
 }
 
 # Rules on settings read together: each takes the value its kind is given (the settings by

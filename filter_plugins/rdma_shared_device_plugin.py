@@ -36,10 +36,9 @@ def rdma_plugin_selector_problem(nic, host, ifnames, vendors, drivers, resource=
     has = {'interface': nic.get('interface') or '', 'vendor': nic.get('vendor'), 'driver': nic.get('driver')}
     if has['vendor'] is not None:
         has['vendor'] = _vendor(has['vendor'])
-    values = dict(zip((name for name, _ in SELECTORS), (ifnames or [], vendors or [], drivers or [])))
     wrong = []
-    for name, field in SELECTORS:
-        value = list(values[name])
+    for (name, field), value in zip(SELECTORS, (ifnames, vendors, drivers)):
+        value = list(value or [])
         if not value or has[field] is None:
             continue
         wanted = [_vendor(v) for v in value] if field == 'vendor' else [str(v) for v in value]

@@ -58,37 +58,29 @@ def init_progress(host, files, api_ready, objects):
     done = [phase for phase, path in INIT_FILE_PHASES if files.get(path)]
     missing = ['%s (%s)' % (path.replace('kubelet:', '/var/lib/kubelet/'), phase)
                for phase, path in INIT_FILE_PHASES if not files.get(path)]
-    result = {'action': 'complete', 'done': done, 'missing': missing, 'phases': [], 'message': ''}
+    result = {'done': done, 'missing': missing, 'phases': []}
     if not done:
-        result['action'] = 'init'
-        result['message'] = '%s has no kubeadm state: kubeadm init runs.' % host
-        return result
+        return dict(result, action='init', message='%s has no kubeadm state: kubeadm init runs.' % host)
     if missing:
-        result['action'] = 'reset'
-        result['message'] = ('kubeadm init on {0} stopped after the "{1}" phase: {2} exist(s), {3} do(es) not. '
-                             'It cannot be resumed from there. {4}').format(
+        return dict(result, action='reset', message=(
+            'kubeadm init on {0} stopped after the "{1}" phase: {2} exist(s), {3} do(es) not. '
+            'It cannot be resumed from there. {4}').format(
             host, done[-1], ', '.join(path.replace('kubelet:', '/var/lib/kubelet/') for phase, path in INIT_FILE_PHASES
-                                      if files.get(path)), ', '.join(missing), _reset_advice(host))
-        return result
+                                      if files.get(path)), ', '.join(missing), _reset_advice(host)))
     if not api_ready:
-        result['action'] = 'reset'
-        result['message'] = ('kubeadm init on {0} wrote every file, but the API server does not answer /readyz. '
-                             'Look at `journalctl -u kubelet` and `crictl ps -a` on {0}; if the control plane '
-                             'cannot start: {1}').format(host, _reset_advice(host))
-        return result
-    absent = [(phase, kind, namespace, name) for phase, kind, namespace, name in INIT_API_PHASES
+        return dict(result, action='reset', message=(
+            'kubeadm init on {0} wrote every file, but the API server does not answer /readyz. '
+            'Look at `journalctl -u kubelet` and `crictl ps -a` on {0}; if the control plane '
+            'cannot start: {1}').format(host, _reset_advice(host)))
+    absent = ['%s %s/%s (%s)' % (kind, namespace, name, phase) for phase, kind, namespace, name in INIT_API_PHASES
               if not objects.get((kind, namespace, name))]
     if absent:
-        result['action'] = 'finish'
-        result['done'] = done + ['wait-control-plane']
-        result['missing'] = ['%s %s/%s (%s)' % (kind, namespace, name, phase) for phase, kind, namespace, name in absent]
-        result['phases'] = [list(p) for p in INIT_FINISH_PHASES]
-        result['message'] = ('kubeadm init on {0} stopped after the control plane came up: {1} missing. '
-                             'The remaining phases run now.').format(host, ', '.join(result['missing']))
-        return result
-    result['done'] = done + ['wait-control-plane'] + [p[0] for p in INIT_API_PHASES]
-    result['message'] = 'kubeadm init on %s is complete.' % host
-    return result
+        return dict(action='finish', done=done + ['wait-control-plane'], missing=absent,
+                    phases=[list(p) for p in INIT_FINISH_PHASES],
+                    message=('kubeadm init on {0} stopped after the control plane came up: {1} missing. '
+                             'The remaining phases run now.').format(host, ', '.join(absent)))
+    return dict(result, action='complete', done=done + ['wait-control-plane'] + [p[0] for p in INIT_API_PHASES],
+                message='kubeadm init on %s is complete.' % host)
 
 
 def join_progress(host, kubelet_conf, control_plane, node, control_plane_label, etcd_pod):

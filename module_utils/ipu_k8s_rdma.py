@@ -186,9 +186,7 @@ def parse_vipu_server_version(stdout):
         raise IpuK8sError('vipu --server-version --showjson gave no "host" (the V-IPU controller address); '
                           'expected {"version": ..., "host": "ip:port"}. Output: %s' % show_output(text))
     version = data.get('version')
-    if version is not None and not isinstance(version, str):
-        version = str(version)
-    return {'host': host.strip(), 'version': (version or '').strip() or None}
+    return {'host': host.strip(), 'version': None if version is None else str(version).strip() or None}
 
 
 def _parse_vipu_text(text):

@@ -11,6 +11,11 @@ _spec = importlib.util.spec_from_file_location('ipu_k8s_checks', PLUGIN)
 checks = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(checks)
 
+
+def setting_problem(kind, setting, value):
+    """The refusal of one setting by the SETTING_RULES kind (what problems() says), '' when fine."""
+    return ''.join(checks.setting_problems({setting: value}, kind))
+
 SUPPORTED = ['1.29', '1.30', '1.31', '1.32']
 MINORS = '1.29, 1.30, 1.31, 1.32'
 
@@ -394,13 +399,13 @@ GRAMMAR = ('[registry[:port]/]path[:tag][@sha256:<64 hex digits>], the path in l
 
 @pytest.mark.parametrize('value', ['Busybox', 5, None, 'a' * 256, 'a' * 256 + ':1.0'])
 def test_a_bad_image_is_refused_in_full(value):
-    assert checks.image_problem('smoke_image', value) == (
+    assert setting_problem('image', 'smoke_image', value) == (
         'smoke_image is "%s", which is not an image reference: write %s.' % (value, GRAMMAR))
 
 
 @pytest.mark.parametrize('value', ['a' * 255, 'a' * 255 + ':1.0'])
 def test_an_image_repository_of_255_characters_passes(value):
-    assert checks.image_problem('smoke_image', value) == ''
+    assert setting_problem('image', 'smoke_image', value) == ''
 
 
 def test_an_image_that_may_be_empty_says_so_in_full():
@@ -410,18 +415,18 @@ def test_an_image_that_may_be_empty_says_so_in_full():
 
 @pytest.mark.parametrize('value', ['Registry.example.com/K8s', 5, 'reg/pause:3.10', 'a' * 256])
 def test_a_bad_image_repository_is_refused_in_full(value):
-    assert checks.repository_or_empty_problem('repo', value) == (
+    assert setting_problem('repository_or_empty', 'repo', value) == (
         'repo is "%s", which is not an image repository: write registry[:port][/path] without tag or digest, the '
         'path in lower case (e.g. registry.example.com/k8s), or "" for the default.' % value)
 
 
 def test_an_image_repository_of_255_characters_is_a_repository():
-    assert checks.repository_or_empty_problem('repo', 'a' * 255) == ''
+    assert setting_problem('repository_or_empty', 'repo', 'a' * 255) == ''
 
 
 @pytest.mark.parametrize('value', ['registry.example.com', 5, 'registry.example.com/Mirror/', 'reg/Mirror/'])
 def test_a_bad_registry_prefix_is_refused_in_full(value):
-    assert checks.registry_prefix_or_empty_problem('prefix', value) == (
+    assert setting_problem('registry_prefix_or_empty', 'prefix', value) == (
         'prefix is "%s": write a registry[:port][/path] ending with "/" (e.g. "registry.example.com/"), the path in '
         'lower case: the image path is appended to it as it is; or "" for the default.' % value)
 

@@ -9,6 +9,11 @@ _spec = importlib.util.spec_from_file_location('ipu_k8s_checks', PLUGIN)
 checks = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(checks)
 
+
+def setting_problem(kind, setting, value):
+    """The refusal of one setting by the SETTING_RULES kind (what problems() says), '' when fine."""
+    return ''.join(checks.setting_problems({setting: value}, kind))
+
 SUPPORTED = ['1.29', '1.30', '1.31', '1.32']
 
 
@@ -367,14 +372,14 @@ UPSTREAM_INVALID = [
 
 @pytest.mark.parametrize('reference', UPSTREAM_VALID)
 def test_references_the_distribution_grammar_accepts_pass(reference):
-    assert checks.image_problem('some_image', reference) == ''
+    assert setting_problem('image', 'some_image', reference) == ''
 
 
 @pytest.mark.parametrize('reference', UPSTREAM_INVALID + [
     "registry.k8s.io/x:v1'$(touch${IFS}/tmp/p)'", 'registry.k8s.io/pause:3.10\n', 'registry.k8s.io/pause:3.10 ',
     'registry.k8s.io/pause:' + 'x' * 129, 'registry.k8s.io/pause@sha512:' + 'f' * 128, None, 310])
 def test_references_the_grammar_refuses_are_refused_naming_the_setting_and_the_form(reference):
-    message = checks.image_problem('some_image', reference)
+    message = setting_problem('image', 'some_image', reference)
     assert message.startswith('some_image is "%s", which is not an image reference' % reference)
     assert '[registry[:port]/]path[:tag][@sha256:<64 hex digits>]' in message
 
@@ -387,13 +392,13 @@ def test_an_image_left_to_the_default_may_be_empty_and_says_so_when_bad():
 @pytest.mark.parametrize('value, ok', [('', True), ('registry.example.com/k8s', True), ('reg:5000', True),
                                        ('registry.example.com/k8s:v1', False), ('Registry.example.com/K8s', False)])
 def test_an_image_repository_has_no_tag(value, ok):
-    assert (checks.repository_or_empty_problem('kubeadm_image_repository', value) == '') == ok
+    assert (setting_problem('repository_or_empty', 'kubeadm_image_repository', value) == '') == ok
 
 
 @pytest.mark.parametrize('value, ok', [('', True), ('registry.example.com/', True), ('reg:5000/mirror/', True),
                                        ('registry.example.com', False), ('Reg.example.com/Mirror/', False)])
 def test_a_registry_prefix_ends_with_a_slash(value, ok):
-    assert (checks.registry_prefix_or_empty_problem('calico_registry', value) == '') == ok
+    assert (setting_problem('registry_prefix_or_empty', 'calico_registry', value) == '') == ok
 
 
 # --- names, durations, seconds ----------------------------------------------------------

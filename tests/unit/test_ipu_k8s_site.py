@@ -7,6 +7,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+import yaml
 from ansible.errors import AnsibleFilterError, AnsibleUndefinedVariable
 from ansible.utils.display import Display
 
@@ -221,3 +222,13 @@ def test_the_plugin_offers_the_four_filters():
         'ipu_k8s_vipu_controller_problems': ipu_k8s_site.ipu_k8s_vipu_controller_problems,
         'ipu_k8s_rdma_cni_config': ipu_k8s_site.ipu_k8s_rdma_cni_config,
         'ipu_k8s_workload_examples': ipu_k8s_site.ipu_k8s_workload_examples}
+
+
+def test_the_site_entry_point_takes_public_typed_arguments_its_callers_pass():
+    spec = yaml.safe_load((ROOT / 'roles/ipu_k8s/meta/argument_specs.yml').read_text())['argument_specs']['site']
+    arguments = {name: option['type'] for name, option in spec['options'].items()}
+    assert arguments == {'ipu_k8s_site_ipam': 'str', 'ipu_k8s_site_nv_ipam_block_size': 'int'}
+    for caller in ('roles/rdma_network/tasks/site.yml', 'roles/ipu_operator/tasks/plan.yml'):
+        call = next(task for task in yaml.safe_load((ROOT / caller).read_text())
+                    if task.get('ansible.builtin.import_role', {}).get('tasks_from') == 'site')
+        assert sorted(call['vars']) == sorted(arguments), caller
