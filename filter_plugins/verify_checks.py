@@ -219,10 +219,10 @@ def _check_rows(check, host, seen):
 def verify_rows(checks, plan, seen, host, error=None):
     """The host's rows, in list order, from the plan and what each check registered.
 
-    seen: {check id: {row id: observation, skip: reason, error: message, step: task name}},
-    an observation being {observed, ok (default true), skip, expected, title, host} or a
-    list of them. A check of the plan with nothing registered did not run (its client was
-    not ready, or the run stopped before it): SKIP. error: an unexpected error of the verify run itself, one FAIL row.
+    seen: {check id: what it registered (vars/main.yml says what), error: message, step: task
+    name}. A check of the plan with nothing registered did not run (its client was not
+    ready, or the run stopped before it): SKIP. error: an unexpected error of the verify
+    run itself, one FAIL row.
     """
     checks = verify_checks_valid(checks)
     seen = seen or {}
