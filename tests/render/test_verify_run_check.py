@@ -59,15 +59,17 @@ def test_when_systemd_cannot_answer_both_memlock_rows_fail_with_its_error(tmp_pa
     (bin_dir / "systemctl").chmod(0o755)
     (tmp_path / "hosts.json").write_text(json.dumps({"all": {"hosts": {"node-a": {
         "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}))
+    task_file = str(ROOT / "roles" / "verify" / "tasks" / memlock["tasks"])
     (tmp_path / "play.yml").write_text(json.dumps([{
         "name": "The memlock check", "hosts": "all", "gather_facts": False,
         "environment": {"PATH": "%s:/usr/sbin:/usr/bin:/sbin:/bin" % bin_dir},
         "vars": {"__verify_seen_all": {}, "__verify_seen": {}, "verify_containerd_service": "containerd"},
         "tasks": [
             {"name": "Run the check", "ansible.builtin.include_tasks": str(RUN_CHECK),
-             "vars": {"__verify_run": dict(memlock, tasks=str(ROOT / "roles" / "verify" / "tasks" / memlock["tasks"]))}},
+             "vars": {"__verify_run": dict(memlock, tasks=task_file)}},
             {"name": "Show the rows", "ansible.builtin.debug": {
-                "msg": "{{ [__verify_run] | verify_rows({'run': [__verify_run]}, __verify_seen_all, inventory_hostname) }}"},
+                "msg": "{{ [__verify_run] | verify_rows({'run': [__verify_run]}, __verify_seen_all, "
+                       "inventory_hostname) }}"},
              "vars": {"__verify_run": memlock}}]}]))
     run = run_playbook(tmp_path / "play.yml", tmp_path / "hosts.json", tmp_path)
     assert run.status == "successful", run.stdout[-3000:]
