@@ -73,6 +73,9 @@ def test_words_for_false_leave_the_check_out_with_its_reason(value):
      "prerequisite must be true or false, got 'maybe'"),
     (lambda: verify_checks.verify_checks_table([dict(MEMLOCK, prerequisite='maybe')]),
      "prerequisite must be true or false, got 'maybe'"),
+    (lambda: verify_checks.verify_rows([dict(MEMLOCK, one_reading='maybe')], {'run': [MEMLOCK]},
+                                       {'memlock': {'error': 'boom'}}, 'w1'),
+     "one_reading must be true or false, got 'maybe'"),
 ])
 def test_a_value_that_is_neither_is_refused_naming_it(call, message):
     with pytest.raises(AnsibleFilterError) as refused:
