@@ -134,7 +134,7 @@ def verify_test_pod_seen(output, network, rdma_interface, cluster_interface, use
     sections = _sections(output)
     links = _json(sections[''].strip(), 'ip -j addr')
     routes = _json(sections.get('routes', '').strip(), 'ip -j route')
-    identity = sections.get('identity', '')
+    identity = str(sections.get('identity') or '').strip()
     cidr = network.get('cidr', '?')
     inet = next((info['local'] for link in links if link.get('ifname') == rdma_interface
                  for info in link.get('addr_info') or [] if info.get('family') == 'inet'), '')
@@ -142,7 +142,6 @@ def verify_test_pod_seen(output, network, rdma_interface, cluster_interface, use
     def devices(destination):
         return sorted({route.get('dev', '?') for route in routes if route.get('dst') == destination})
 
-    identity = str(identity or '').strip()
     return {
         'address': {'expected': 'inet in %s, outside %s' % (cidr, ','.join(network.get('excludes') or [])),
                     'observed': '%s %s' % (rdma_interface, inet) if inet else 'no IPv4 address on %s (interfaces: %s)'

@@ -374,6 +374,13 @@ def test_a_second_default_route_without_a_device_fails_the_routes_row():
         'observed': 'default dev eth0, 10.247.208.0/23 dev net1, 169.254.1.1 dev eth0, default dev ?', 'ok': False}
 
 
+def test_a_reading_cut_short_after_the_addresses_fails_the_routes_and_memlock_rows():
+    seen = observe.verify_test_pod_seen(POD_ADDR + '\n', NETWORK, 'net1', 'eth0', 1000)
+    assert seen['address']['ok'] is True
+    assert seen['routes'] == {'expected': '10.247.208.0/23 dev net1, default dev eth0', 'observed': '', 'ok': False}
+    assert seen['memlock'] == {'observed': '', 'ok': False}
+
+
 def test_no_identity_from_the_pod_fails_memlock_with_nothing_observed_and_unnamed_links_show_as_question_marks():
     reading = '%s\n# routes\n%s' % (json.dumps([{}, addr('eth0', '192.168.12.7', 32)]), POD_ROUTES)
     seen = observe.verify_test_pod_seen(reading, NETWORK, 'net1', 'eth0', 1000)
