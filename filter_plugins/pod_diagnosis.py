@@ -9,9 +9,6 @@ the last exit code, unschedulable with the scheduler's message, init containers 
     __verify_seen: {network: "{{ __pods.resources | pods_ready_observation }}"}
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 # Reasons that carry the image in their story: say which image.
 IMAGE_REASONS = ('ImagePullBackOff', 'ErrImagePull', 'ErrImageNeverPull', 'InvalidImageName',
                  'ImageInspectError', 'RegistryUnavailable')

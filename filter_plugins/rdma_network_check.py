@@ -10,9 +10,6 @@ subnet and the exclusions as inclusive address ranges.
     rdma | rdma_network_comparison(macvlan, ippool)  -> {ipam, expected, observed, status}
 """
 
-from __future__ import absolute_import, division, print_function
-__metaclass__ = type
-
 import ipaddress
 import json
 

@@ -18,10 +18,11 @@ SELECT_ALL = ('all', 'tagged', 'verify')
 SCOPES = ('node', 'cluster')
 HOSTS = ('k8s_cluster', 'ipu_nodes', 'api')
 FIELDS = {'id', 'title', 'scope', 'hosts', 'tags', 'tasks', 'client', 'expected', 'rows', 'prerequisite',
-          'check_mode', 'opt_in', 'opt_in_reason'}
+          'check_mode', 'opt_in', 'opt_in_reason', 'one_reading'}
 REQUIRED = ('id', 'title', 'scope', 'hosts', 'tags', 'tasks')
-# What a check with client: true is unless it says otherwise: it reads the API through the
-# client of the first control-plane host.
+# What a check is unless it says otherwise: it reads the IPU node it runs on; with client:
+# true, it reads the API through the client of the first control-plane host.
+NODE_CHECK = {'scope': 'node', 'hosts': 'ipu_nodes', 'tags': ['verify_node']}
 CLIENT_CHECK = {'scope': 'cluster', 'hosts': 'api', 'tags': ['verify_cluster']}
 ROW_FIELDS = {'id', 'title', 'expected'}
 # Keys of a check's observations that are not rows.
@@ -79,8 +80,7 @@ def verify_checks_valid(checks):
         if not isinstance(check, dict):
             raise AnsibleFilterError('%s: each check is a mapping, got %r' % (where, check))
         client = _bool(check.get('client', False), '%s: client' % where)
-        if client:
-            check = checks[index] = dict(CLIENT_CHECK, **check)
+        check = checks[index] = dict(CLIENT_CHECK if client else NODE_CHECK, **check)
         unknown = sorted(set(check) - FIELDS)
         if unknown:
             raise AnsibleFilterError('%s: unknown field(s) %s; allowed: %s' % (where, ', '.join(unknown),
@@ -200,7 +200,8 @@ def _check_rows(check, host, seen):
         if row['id'] in seen:
             rows.extend(_observed_rows(host, row, seen[row['id']]))
         elif seen.get('error') and not failed:
-            failed = True
+            # One reading answers every row: its failure fails each of them.
+            failed = not _bool(check.get('one_reading', False), 'one_reading')
             why = ('%s: %s' % (seen['step'], seen['error'])) if seen.get('step') else seen['error']
             rows.append(_row(host, row['title'], row['expected'], why, 'FAIL'))
         elif seen.get('error'):
@@ -218,10 +219,10 @@ def _check_rows(check, host, seen):
 def verify_rows(checks, plan, seen, host, error=None):
     """The host's rows, in list order, from the plan and what each check registered.
 
-    seen: {check id: {row id: observation, skip: reason, error: message, step: task name}},
-    an observation being {observed, ok (default true), skip, expected, title, host} or a
-    list of them. A check of the plan with nothing registered did not run (its client was
-    not ready, or the run stopped before it): SKIP. error: an unexpected error of the verify run itself, one FAIL row.
+    seen: {check id: what it registered (vars/main.yml says what), error: message, step: task
+    name}. A check of the plan with nothing registered did not run (its client was not
+    ready, or the run stopped before it): SKIP. error: an unexpected error of the verify
+    run itself, one FAIL row.
     """
     checks = verify_checks_valid(checks)
     seen = seen or {}

@@ -127,11 +127,14 @@ def verify_memlock_seen(output):
                         'ok': (soft, hard) == ('unlimited', 'unlimited')}}
 
 
-def verify_test_pod_seen(addresses, routes, identity, network, rdma_interface, cluster_interface, user):
-    """The test pod's address, routes and memlock rows from `ip -j addr`, `ip -j route` and
-    'uid N, ulimit -l X', each run in the pod; network is the derived {cidr, excludes}."""
-    links = _json(addresses, 'ip -j addr')
-    routes = _json(routes, 'ip -j route')
+def verify_test_pod_seen(output, network, rdma_interface, cluster_interface, user):
+    """The test pod's address, routes and memlock rows from its one reading in the pod:
+    `ip -j addr`, '# routes' and `ip -j route`, '# identity' and 'uid N, ulimit -l X';
+    network is the derived {cidr, excludes}."""
+    sections = _sections(output)
+    links = _json(sections[''].strip(), 'ip -j addr')
+    routes = _json(sections.get('routes', '').strip(), 'ip -j route')
+    identity = str(sections.get('identity') or '').strip()
     cidr = network.get('cidr', '?')
     inet = next((info['local'] for link in links if link.get('ifname') == rdma_interface
                  for info in link.get('addr_info') or [] if info.get('family') == 'inet'), '')
@@ -139,7 +142,6 @@ def verify_test_pod_seen(addresses, routes, identity, network, rdma_interface, c
     def devices(destination):
         return sorted({route.get('dev', '?') for route in routes if route.get('dst') == destination})
 
-    identity = str(identity or '').strip()
     return {
         'address': {'expected': 'inet in %s, outside %s' % (cidr, ','.join(network.get('excludes') or [])),
                     'observed': '%s %s' % (rdma_interface, inet) if inet else 'no IPv4 address on %s (interfaces: %s)'

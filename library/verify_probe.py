@@ -14,13 +14,14 @@ description:
     steps and removes them again whatever happened. Returns the observations of the check's rows; a failed
     step ends the probe and is returned, named, with its error, beside what was observed before it.
   - The probe address is O(address) when usable, else the highest address of the subnet, below its broadcast
-    address, outside its excludes and not taken (the node, O(target), O(taken), a neighbour on the RDMA
-    interface); at most 256 are tried.
-  - C(datapath) pings O(target) from a macvlan O(link) on the RDMA interface, in the namespace.
+    address, outside its excludes and not taken (the node, the V-IPU controller, O(taken), a neighbour on the
+    RDMA interface); at most 256 are tried.
+  - C(datapath) pings the V-IPU controller from a macvlan O(link) on the RDMA interface, in the namespace.
   - C(container) runs O(image) (imported from O(image_archive) when missing) in containerd's k8s.io namespace
     as O(user), unprivileged, with the /dev/infiniband device nodes, in the namespace where the macvlan CNI
     plugin made net1 from O(cni_config) with a static IPAM; inside it reads net1 and C(ulimit -l), registers
-    an RDMA memory region (ibv_rc_pingpong, stopped once it prints "local address") and pings O(target).
+    an RDMA memory region (ibv_rc_pingpong, stopped once it prints "local address") and pings the V-IPU
+    controller.
 version_added: "1.0.0"
 author:
   - ipu-k8s maintainers
@@ -28,9 +29,8 @@ options:
   probe:
     {description: Which probe to run., type: str, choices: [datapath, container], required: true}
   network:
-    {description: "The derived RDMA network (fact rdma_network of rdma_network_facts).", type: dict, required: true}
-  target:
-    {description: Address the probes ping (the V-IPU controller)., type: str, required: true}
+    {description: "The derived RDMA network (fact rdma_network of rdma_network_facts); the probes ping its
+       vipu_address, the V-IPU controller.", type: dict, required: true}
   taken:
     {description: Addresses of the subnet in use elsewhere (the other nodes')., type: list, elements: str, default: []}
   address:
@@ -40,7 +40,7 @@ options:
   link:
     {description: Name of the C(datapath) probe's macvlan., type: str}
   ping_count:
-    {description: Echo requests sent to O(target); one reply passes., type: int, required: true}
+    {description: Echo requests sent to the V-IPU controller; one reply passes., type: int, required: true}
   ping_timeout:
     {description: Seconds to wait for each echo reply., type: int, required: true}
   image:
@@ -63,7 +63,7 @@ attributes:
 
 EXAMPLES = r'''
 - name: Ping the V-IPU controller from a macvlan on the RDMA interface
-  verify_probe: {probe: datapath, network: "{{ ansible_facts['rdma_network'] }}", target: 10.247.208.10,
+  verify_probe: {probe: datapath, network: "{{ ansible_facts['rdma_network'] }}",
                  netns: ipu-k8s-verify, link: ipuk8sverify0, ping_count: 3, ping_timeout: 3}
   register: probe
 '''
@@ -239,14 +239,14 @@ class Probe:
     def choose_address(self):
         _, out = self.run('List the neighbours the node knows on the RDMA interface',
                           [self.ip, '-j', '-4', 'neigh', 'show', 'dev', self.network['interface']])
-        taken = [self.network['node_address'], self.params['target']] + self.params['taken'] + neighbours(out)
+        taken = [self.network['node_address'], self.network['vipu_address']] + self.params['taken'] + neighbours(out)
         self.address = probe_address(self.network['cidr'], self.network['excludes'], taken, self.params['address'])
         return '%s/%s' % (self.address, self.network['prefix'])
 
     def ping(self, step, argv):
         rc, out = self.run(step, argv + ['-n', '-c', str(self.params['ping_count']), '-W',
-                                         str(self.params['ping_timeout']), self.params['target']], ok=(0, 1))
-        return {'observed': pinged(out, self.params['target']), 'ok': rc == 0}
+                                         str(self.params['ping_timeout']), self.network['vipu_address']], ok=(0, 1))
+        return {'observed': pinged(out, self.network['vipu_address']), 'ok': rc == 0}
 
     def datapath(self):
         link, ns, interface = self.params['link'], self.netns, self.network['interface']
@@ -319,7 +319,6 @@ def main():
         argument_spec=dict(
             probe=dict(type='str', choices=['datapath', 'container'], required=True),
             network=dict(type='dict', required=True),
-            target=dict(type='str', required=True),
             taken=dict(type='list', elements='str', default=[]),
             address=dict(type='str', default=''),
             netns=dict(type='str', required=True),

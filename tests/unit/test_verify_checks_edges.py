@@ -73,6 +73,9 @@ def test_words_for_false_leave_the_check_out_with_its_reason(value):
      "prerequisite must be true or false, got 'maybe'"),
     (lambda: verify_checks.verify_checks_table([dict(MEMLOCK, prerequisite='maybe')]),
      "prerequisite must be true or false, got 'maybe'"),
+    (lambda: verify_checks.verify_rows([dict(MEMLOCK, one_reading='maybe')], {'run': [MEMLOCK]},
+                                       {'memlock': {'error': 'boom'}}, 'w1'),
+     "one_reading must be true or false, got 'maybe'"),
 ])
 def test_a_value_that_is_neither_is_refused_naming_it(call, message):
     with pytest.raises(AnsibleFilterError) as refused:
@@ -97,6 +100,16 @@ def test_a_client_check_runs_on_the_first_control_plane_host_under_verify_cluste
         'nodes': 'not run: the run skipped the tag verify_cluster'}
     assert verify_checks.verify_checks_table([dict(bare, tags=['verify_node'])]).splitlines()[2].startswith(
         '| nodes Ready | nodes Ready | cluster | first control-plane host | `verify_node` |')
+
+
+def test_a_check_reads_the_ipu_node_it_runs_on_under_verify_node_unless_it_says_otherwise():
+    bare = {'id': 'device', 'title': 'RDMA device', 'tasks': 'node_rdma_device.yml', 'expected': 'ACTIVE'}
+    groups = dict(GROUPS, ipu_nodes=['w1'])
+    assert verify_checks.verify_plan([bare], 'w1', groups, ['verify_node'], [])['run'] == [
+        dict(bare, scope='node', hosts='ipu_nodes', tags=['verify_node'])]
+    assert verify_checks.verify_plan([bare], 'cp1', groups, ['all'], [])['run'] == []
+    assert verify_checks.verify_plan([bare], 'w1', groups, ['verify_cluster'], [])['not_run'] == {
+        'device': 'not run: the run skipped the tag verify_node'}
 
 
 def test_a_skipped_tag_gives_the_sites_reason_or_the_default_one():
@@ -134,6 +147,14 @@ def test_an_error_without_a_step_fails_the_first_row_and_skips_the_rest():
     assert verify_checks.verify_rows([MEMLOCK], {'run_client': [MEMLOCK]}, seen, 'w1') == [
         row('LimitMEMLOCK', 'infinity', 'systemctl show failed', 'FAIL'),
         row('process memlock', 'unlimited', 'not run: a step before it failed', 'SKIP')]
+
+
+def test_an_error_of_one_reading_fails_every_row_it_answers():
+    one = dict(MEMLOCK, one_reading=True)
+    seen = {'memlock': {'error': 'Failed to connect to bus', 'step': 'Read the limit'}}
+    assert verify_checks.verify_rows([one], {'run': [one]}, seen, 'w1') == [
+        row('LimitMEMLOCK', 'infinity', 'Read the limit: Failed to connect to bus', 'FAIL'),
+        row('process memlock', 'unlimited', 'Read the limit: Failed to connect to bus', 'FAIL')]
 
 
 def test_an_error_after_a_named_step_names_it():
@@ -197,8 +218,8 @@ def broken(change, index=0):
 @pytest.mark.parametrize('checks, message', [
     ([MEMLOCK, 'x'], "__verify_checks[1] (?): each check is a mapping, got 'x'"),
     (broken(lambda c: c.update(b=1, a=2)),
-     '__verify_checks[0] (memlock): unknown field(s) a, b; allowed: check_mode, client, expected, hosts, id, opt_in, '
-     'opt_in_reason, prerequisite, rows, scope, tags, tasks, title'),
+     '__verify_checks[0] (memlock): unknown field(s) a, b; allowed: check_mode, client, expected, hosts, id, '
+     'one_reading, opt_in, opt_in_reason, prerequisite, rows, scope, tags, tasks, title'),
     (broken(lambda c: (c.pop('id'), c.pop('title'))), '__verify_checks[0] (?): missing id, title'),
     (broken(lambda c: c.update(id='memlock'), 1), "__verify_checks[1] (memlock): id 'memlock' is used twice; each check "
                                                   "needs its own"),

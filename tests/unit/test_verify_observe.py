@@ -168,8 +168,13 @@ POD_ROUTES = json.dumps([{'dst': 'default', 'gateway': '169.254.1.1', 'dev': 'et
                          {'dst': '169.254.1.1', 'dev': 'eth0', 'scope': 'link'}])
 
 
+def pod_reading(addresses, routes, identity):
+    """What the test pod's one reading prints, as the task's shell writes it."""
+    return '%s\n\n# routes\n%s\n\n# identity\n%s' % (addresses, routes, identity)
+
+
 def test_a_good_test_pod_passes_address_routes_and_memlock():
-    seen = observe.verify_test_pod_seen(POD_ADDR, POD_ROUTES, 'uid 1000, ulimit -l unlimited\n', NETWORK,
+    seen = observe.verify_test_pod_seen(pod_reading(POD_ADDR, POD_ROUTES, 'uid 1000, ulimit -l unlimited\n'), NETWORK,
                                         'net1', 'eth0', 1000)
     assert seen == {
         'address': {'expected': 'inet in 10.247.208.0/23, outside 10.247.208.0/25,10.247.209.200/32',
@@ -181,21 +186,22 @@ def test_a_good_test_pod_passes_address_routes_and_memlock():
 
 def test_a_test_pod_without_net1_whose_default_route_left_eth0_and_with_a_limit_fails_each_row():
     routes = json.dumps([{'dst': 'default', 'dev': 'net1'}, {'dst': '10.247.208.0/23', 'dev': 'net1'}])
-    seen = observe.verify_test_pod_seen(json.dumps([addr('lo', '127.0.0.1', 8), addr('eth0', '192.168.12.7', 32)]),
-                                        routes, 'uid 1000, ulimit -l 8192', NETWORK, 'net1', 'eth0', 1000)
+    links = json.dumps([addr('lo', '127.0.0.1', 8), addr('eth0', '192.168.12.7', 32)])
+    seen = observe.verify_test_pod_seen(pod_reading(links, routes, 'uid 1000, ulimit -l 8192'), NETWORK, 'net1', 'eth0',
+                                        1000)
     assert seen['address']['observed'] == 'no IPv4 address on net1 (interfaces: lo, eth0)'
     assert [seen[row]['ok'] for row in ('address', 'routes', 'memlock')] == [False, False, False]
 
 
 def test_a_test_pod_address_in_the_excludes_fails_and_root_fails_memlock():
-    seen = observe.verify_test_pod_seen(json.dumps([addr('net1', '10.247.208.9')]), POD_ROUTES,
-                                        'uid 0, ulimit -l unlimited', NETWORK, 'net1', 'eth0', 1000)
+    seen = observe.verify_test_pod_seen(pod_reading(json.dumps([addr('net1', '10.247.208.9')]), POD_ROUTES,
+                                                    'uid 0, ulimit -l unlimited'), NETWORK, 'net1', 'eth0', 1000)
     assert (seen['address']['ok'], seen['memlock']['ok']) == (False, False)
 
 
 def test_without_a_derived_network_the_address_cannot_pass():
-    seen = observe.verify_test_pod_seen(POD_ADDR, POD_ROUTES, 'uid 1000, ulimit -l unlimited', {}, 'net1', 'eth0',
-                                        1000)
+    seen = observe.verify_test_pod_seen(pod_reading(POD_ADDR, POD_ROUTES, 'uid 1000, ulimit -l unlimited'), {}, 'net1',
+                                        'eth0', 1000)
     assert seen['address'] == {'expected': 'inet in ?, outside ', 'observed': 'net1 10.247.209.130', 'ok': False}
     assert seen['routes']['ok'] is False
 
@@ -352,24 +358,32 @@ def test_the_nad_config_row_when_spec_config_is_set():
 
 def test_ip_output_that_is_not_json_is_refused_naming_the_command():
     with pytest.raises(AnsibleFilterError, match=r'^ip -j addr is not JSON'):
-        observe.verify_test_pod_seen('1: lo: <LOOPBACK>', '[]', '', NETWORK, 'net1', 'eth0', 1000)
+        observe.verify_test_pod_seen(pod_reading('1: lo: <LOOPBACK>', '[]', ''), NETWORK, 'net1', 'eth0', 1000)
     with pytest.raises(AnsibleFilterError, match=r'^ip -j route is not JSON'):
-        observe.verify_test_pod_seen('[]', 'default via 169.254.1.1 dev eth0', '', NETWORK, 'net1', 'eth0', 1000)
+        observe.verify_test_pod_seen(pod_reading('[]', 'default via 169.254.1.1 dev eth0', ''), NETWORK, 'net1', 'eth0',
+                                     1000)
 
 
 def test_a_second_default_route_without_a_device_fails_the_routes_row():
     # `ip route add unreachable default metric 100`: ip -j route prints it without "dev"
     routes = json.loads(POD_ROUTES) + [{'type': 'unreachable', 'dst': 'default', 'metric': 100, 'flags': []}]
-    seen = observe.verify_test_pod_seen(POD_ADDR, json.dumps(routes), 'uid 1000, ulimit -l unlimited', NETWORK,
-                                        'net1', 'eth0', 1000)
+    seen = observe.verify_test_pod_seen(pod_reading(POD_ADDR, json.dumps(routes), 'uid 1000, ulimit -l unlimited'),
+                                        NETWORK, 'net1', 'eth0', 1000)
     assert seen['routes'] == {
         'expected': '10.247.208.0/23 dev net1, default dev eth0',
         'observed': 'default dev eth0, 10.247.208.0/23 dev net1, 169.254.1.1 dev eth0, default dev ?', 'ok': False}
 
 
+def test_a_reading_cut_short_after_the_addresses_fails_the_routes_and_memlock_rows():
+    seen = observe.verify_test_pod_seen(POD_ADDR + '\n', NETWORK, 'net1', 'eth0', 1000)
+    assert seen['address']['ok'] is True
+    assert seen['routes'] == {'expected': '10.247.208.0/23 dev net1, default dev eth0', 'observed': '', 'ok': False}
+    assert seen['memlock'] == {'observed': '', 'ok': False}
+
+
 def test_no_identity_from_the_pod_fails_memlock_with_nothing_observed_and_unnamed_links_show_as_question_marks():
-    seen = observe.verify_test_pod_seen(json.dumps([{}, addr('eth0', '192.168.12.7', 32)]), POD_ROUTES, None,
-                                        NETWORK, 'net1', 'eth0', 1000)
+    reading = '%s\n# routes\n%s' % (json.dumps([{}, addr('eth0', '192.168.12.7', 32)]), POD_ROUTES)
+    seen = observe.verify_test_pod_seen(reading, NETWORK, 'net1', 'eth0', 1000)
     assert seen['memlock'] == {'observed': '', 'ok': False}
     assert seen['address']['observed'] == 'no IPv4 address on net1 (interfaces: ?, eth0)'
 

@@ -20,7 +20,7 @@ probe = load_library_module('verify_probe')
 pick = probe.probe_address
 
 NETWORK = {'interface': 'eth1', 'cidr': '10.247.208.0/23', 'prefix': 23, 'mtu': 9000, 'node_address': '10.247.209.200',
-           'excludes': ['10.247.208.0/25', '10.247.209.200/32']}
+           'excludes': ['10.247.208.0/25', '10.247.209.200/32'], 'vipu_address': '10.247.208.10'}
 IP, CTR, NS = '/usr/sbin/ip', '/usr/bin/ctr', 'ipu-k8s-verify'
 
 
@@ -173,7 +173,7 @@ PING_OUT = '2 packets transmitted, 2 received, 0% packet loss, time 1001ms\n'
 
 
 def datapath_args(**extra):
-    args = {'probe': 'datapath', 'network': NETWORK, 'target': '10.247.208.10', 'taken': ['10.247.209.201'],
+    args = {'probe': 'datapath', 'network': NETWORK, 'taken': ['10.247.209.201'],
             'netns': NS, 'link': 'ipuk8sverify0', 'ping_count': 2, 'ping_timeout': 1}
     args.update(extra)
     return args
@@ -276,7 +276,7 @@ def container_node(memlock='unlimited\n', listed=NS + '\n', images='docker.io/li
 
 
 def container_args():
-    return {'probe': 'container', 'network': NETWORK, 'target': '10.247.208.10', 'netns': NS, 'ping_count': 2,
+    return {'probe': 'container', 'network': NETWORK, 'netns': NS, 'ping_count': 2,
             'ping_timeout': 1, 'image': 'rdma-test:1', 'image_archive': '/var/lib/rdma-test.tar',
             'cni_bin_dir': '/opt/cni/bin', 'cni_config': CNI, 'user': 1000, 'memory_region': 268435456}
 
