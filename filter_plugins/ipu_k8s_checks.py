@@ -527,7 +527,9 @@ def calico_release_problem(settings):
     pinned = pinned_release_problem(releases, minor, 'calico_version', version, 'version', 'calico_releases')
     if pinned:
         return pinned
-    checksums = settings['calico_manifest_checksums'] or {}
+    row_sums = next((row.get('sha256') or {} for row in releases if row.get('version') == version), {})
+    site_sums = {name: sha for name, sha in (settings['calico_manifest_checksums'] or {}).items() if sha}
+    checksums = dict(row_sums, **site_sums)
     missing = [name for name in settings['calico_manifests']
                if not (isinstance(checksums.get(name), str) and SHA256_RE.fullmatch(checksums[name]))]
     if missing:
