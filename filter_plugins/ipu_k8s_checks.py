@@ -490,7 +490,9 @@ def calico_release_problem(settings):
     pinned = pinned_release_problem(releases, minor, 'calico_version', version, 'version', 'calico_releases')
     if pinned:
         return pinned
-    checksums = settings['calico_manifest_checksums'] or {}
+    row_sums = next((row.get('sha256') or {} for row in releases if row.get('version') == version), {})
+    site_sums = {name: sha for name, sha in (settings['calico_manifest_checksums'] or {}).items() if sha}
+    checksums = dict(row_sums, **site_sums)
     missing = [name for name in settings['calico_manifests']
                if not (isinstance(checksums.get(name), str) and SHA256_RE.fullmatch(checksums[name]))]
     if missing:
@@ -543,12 +545,11 @@ def control_plane_endpoint_problem(settings):
 
 def network_operator_chart(settings):
     """(row, problem): the network_operator_chart_table row the site gets (the one named by
-    network_operator_chart_version, else the newest serving ipu_k8s_kubernetes_minor) with the
-    sha256 its archive is checked against (archive_sha256: the row's, else
-    network_operator_chart_sha256, named by archive_sha256_setting); and the first rule it breaks
-    ('' when none): one row fits, a pinned row serves the minor, the layout can express the
-    settings, the IPAM fits the layout and images, the archive can be checked. The layout and
-    ipam values themselves are choices of the role's argument spec."""
+    network_operator_chart_version, else the newest serving ipu_k8s_kubernetes_minor); and the
+    first rule it breaks ('' when none): one row fits, a pinned row serves the minor, the layout
+    can express the settings, the IPAM fits the layout and images, the archive can be checked
+    (the fetch checks it against the site's sha256, else the row's). The layout and ipam values
+    themselves are choices of the role's argument spec."""
     table, version = settings['network_operator_chart_table'] or [], settings['network_operator_chart_version']
     minor, site_sha = settings['ipu_k8s_kubernetes_minor'], settings['network_operator_chart_sha256']
     if version:
@@ -565,11 +566,8 @@ def network_operator_chart(settings):
         return {}, ('No network-operator chart release in network_operator_chart_table supports Kubernetes %s (%s). '
                     'Set network_operator_chart_version to a release NVIDIA documents for it, or add a row to the '
                     'table.' % (minor, ranges))
-    row = dict(matches[0])
+    row = matches[0]
     row_sha = row.get('chart_sha256') or ''
-    row.update(archive_sha256=row_sha or site_sha,
-               archive_sha256_setting=('chart_sha256 of row %s of network_operator_chart_table' % row['chart_version']
-                                       if row_sha else 'network_operator_chart_sha256'))
     chart, layout, ipam, prefix = row['chart_version'], row['layout'], row['ipam'], settings['ipu_k8s_rdma_resource_prefix']
     pinned = pinned_release_problem(table, minor, 'network_operator_chart_version', version, 'chart_version',
                                     'network_operator_chart_table')
@@ -589,7 +587,7 @@ def network_operator_chart(settings):
     if site_sha and row_sha and site_sha != row_sha:
         return row, ('network_operator_chart_sha256 is %s, but network-operator %s\'s archive has sha256 %s (the '
                      'repository\'s index). Remove network_operator_chart_sha256.' % (site_sha, chart, row_sha))
-    if not row['archive_sha256']:
+    if not (row_sha or site_sha):
         return row, ('network-operator %s comes from %s, which publishes no checksum this project could pin, and '
                      'network_operator_chart_sha256 is empty. Set it to the sha256 of %s as your site verified it (on '
                      'a trusted machine: curl -fsSLO %s && sha256sum network-operator-%s.tgz); '
@@ -605,21 +603,14 @@ def network_operator_chart_row(settings):
 
 def ipu_operator_chart(settings):
     """The ipu_operator_charts row of ipu_operator_chart_version ({} when none) with what the role
-    installs from it: url (the archive under ipu_operator_chart_repo_url), crd_checksum (the site's
-    ipu_operator_crd_checksum, else the row's crd_sha256, named by crd_checksum_setting) and
-    image_rewrites ({chart's kube-rbac-proxy image: ipu_operator_kube_rbac_proxy_image}, empty when
+    installs from it: url (the archive under ipu_operator_chart_repo_url) and image_rewrites ({chart's kube-rbac-proxy image: ipu_operator_kube_rbac_proxy_image}, empty when
     either is empty or they are the same)."""
     version = settings['ipu_operator_chart_version']
     row = dict((settings['ipu_operator_charts'] or {}).get(version) or {})
     if not row:
         return {}
-    site_crd, site_image, chart_image = (settings['ipu_operator_crd_checksum'],
-                                         settings.get('ipu_operator_kube_rbac_proxy_image'),
-                                         row.get('kube_rbac_proxy_image'))
+    site_image, chart_image = settings.get('ipu_operator_kube_rbac_proxy_image'), row.get('kube_rbac_proxy_image')
     row.update(url=str(settings.get('ipu_operator_chart_repo_url', '')).rstrip('/') + '/' + str(row.get('archive', '')),
-               crd_checksum=site_crd or row.get('crd_sha256') or '',
-               crd_checksum_setting=('ipu_operator_crd_checksum' if site_crd
-                                     else 'ipu_operator_charts.%s.crd_sha256' % version),
                image_rewrites={chart_image: site_image} if site_image and chart_image and site_image != chart_image
                else {})
     return row
@@ -646,7 +637,8 @@ def ipu_operator_chart_problem(settings):
                 'are empty: set ipu_operator_crd_url to the graphcore.ai_ipujobs_*.yaml asset of the matching '
                 'graphcore/helm-charts release, or ipu_operator_crd_local_path to a copy of it on the Ansible control '
                 'node.' % version)
-    if not (isinstance(row['crd_checksum'], str) and SHA256_RE.fullmatch(row['crd_checksum'])):
+    crd_sha256 = settings['ipu_operator_crd_checksum'] or row.get('crd_sha256')
+    if not (isinstance(crd_sha256, str) and SHA256_RE.fullmatch(crd_sha256)):
         return ('Chart %s needs its IPUJob CRD applied first, and ipu_operator_crd_checksum is "%s": set it to the '
                 'CRD file\'s sha256, 64 lowercase hex digits without a "sha256:" prefix (sha256sum '
                 'graphcore.ai_ipujobs_*.yaml), so a changed or truncated file is refused before it reaches the '

@@ -35,7 +35,7 @@ def test_sums_were_taken_at_the_path_the_role_downloads():
     tasks = yaml.safe_load((ROOT / 'roles' / 'calico' / 'tasks' / 'manifests.yml').read_text())
     fetch = next(t for t in tasks if t.get('ansible.builtin.include_role', {}).get('tasks_from') == 'fetch')['vars']
     assert fetch['ipu_k8s_fetch_url'] == '{{ calico_manifests_url }}/{{ __calico_manifest }}'
-    assert fetch['ipu_k8s_fetch_sha256'] == '{{ calico_manifest_checksums[__calico_manifest] }}'
+    assert fetch['ipu_k8s_fetch_pinned_sha256'] == "{{ __calico_release.sha256[__calico_manifest] | default('') }}"
 
 
 def run_manifests(tmp_path, content, **overrides):
@@ -83,4 +83,20 @@ def test_release_without_a_pinned_sha256_is_refused(tmp_path):
     message = ' '.join(' '.join(result.failure_messages()).split())
     assert 'calico_version is v3.99.0, and calico_manifest_checksums has no sha256' in message, message
     assert 'operator-crds.yaml' in message and 'tigera-operator.yaml' in message, message
+    assert not copied.exists()
+
+
+def test_without_a_site_checksum_the_tables_is_checked_and_named(tmp_path):
+    result, copied = run_manifests(tmp_path, 'kind: List\nitems: []\n', calico_manifest_checksums={})
+    assert result.rc != 0
+    message = ' '.join(' '.join(result.failure_messages()).split())
+    assert 'expected %s (sha256 of tigera-operator.yaml in the v3.29.3 row of calico_releases)' % (
+        TABLE['v3.29.3']['tigera-operator.yaml']) in message, message
+    assert not copied.exists()
+
+
+def test_the_sites_checksum_wins_over_the_tables_and_is_named(tmp_path):
+    result, copied = run_manifests(tmp_path, 'kind: List\nitems: [{kind: Pod}]\n')
+    message = ' '.join(' '.join(result.failure_messages()).split())
+    assert '(calico_manifest_checksums)' in message and 'calico_releases' not in message, message
     assert not copied.exists()

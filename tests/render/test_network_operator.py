@@ -268,6 +268,8 @@ def test_site_digest_is_the_one_the_archive_is_checked_against():
     fetch = archive_fetch()
     variables = {'network_operator_chart_version': '26.1.2', 'network_operator_chart_sha256': SITE_SHA}
     assert role_expression('network_operator', fetch['ipu_k8s_fetch_sha256'], variables) == SITE_SHA
+    assert fetch['ipu_k8s_fetch_sha256_setting'] == 'network_operator_chart_sha256'
+    assert role_expression('network_operator', fetch['ipu_k8s_fetch_pinned_sha256'], variables) == ''
     assert role_expression('network_operator', fetch['ipu_k8s_fetch_url'], variables) == ROWS['26.1.2']['chart_url']
 
 
@@ -489,8 +491,10 @@ def test_chart_comes_from_a_checked_file(chart_version, local_path, expected_ref
 def test_archive_download_checks_the_rows_sha256():
     fetch = archive_fetch()
     variables = {'network_operator_chart_version': '1.3.0'}
-    assert role_expression('network_operator', fetch['ipu_k8s_fetch_sha256'], variables) == (
+    assert role_expression('network_operator', fetch['ipu_k8s_fetch_pinned_sha256'], variables) == (
         RELEASES['1.3.0']['chart_archive']['sha256'])
+    assert role_expression('network_operator', fetch['ipu_k8s_fetch_pinned_setting'], variables) == (
+        'chart_sha256 of row 1.3.0 of network_operator_chart_table')
     assert role_expression('network_operator', fetch['ipu_k8s_fetch_url'], variables) == RELEASES['1.3.0']['chart_archive']['url']
 
 

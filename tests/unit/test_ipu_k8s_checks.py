@@ -638,6 +638,18 @@ def test_only_the_manifests_the_release_applies_need_a_sha256():
     assert calico('v3.99.0', '1.33', {'tigera-operator.yaml': OPERATOR}, ['tigera-operator.yaml']) == []
 
 
+def test_a_release_of_the_table_needs_no_checksum_from_the_site():
+    assert calico('v3.31.7', '1.33', {}) == []
+
+
+def test_a_sites_checksum_that_is_not_one_is_refused_even_when_the_row_has_one():
+    assert calico('v3.31.7', '1.33', {'tigera-operator.yaml': 'sha256:' + OPERATOR}) == [
+        'calico_version is v3.31.7, and calico_manifest_checksums has no sha256 (64 lowercase hex digits) for '
+        'tigera-operator.yaml. Choose a release of calico_releases (v3.31.7 is the newest), or set '
+        'calico_manifest_checksums to the files\' sha256 (git show v3.31.7:manifests/FILE | sha256sum in a clone of '
+        'projectcalico/calico).']
+
+
 def helm(version, checksum=''):
     return checks.problems({'helm_download': {'helm_version': version, 'helm_tarball_checksum': checksum,
                                               'helm_releases': {'3.16.3': {}, '3.17.0': {}}}})

@@ -30,16 +30,6 @@ def test_the_archive_is_under_the_repository_with_one_slash(repo):
     assert chart(repo=repo)['url'] == 'https://helm-charts.graphcore.ai/charts/ipu-operator-helm-chart-1.2.0.tgz'
 
 
-def test_the_crd_is_checked_against_the_rows_sha256_named_as_that_entry():
-    row = chart('1.1.0')
-    assert (row['crd_checksum'], row['crd_checksum_setting']) == ('c' * 64, 'ipu_operator_charts.1.1.0.crd_sha256')
-
-
-def test_the_sites_crd_checksum_wins_and_is_named():
-    row = chart('1.1.0', crd_checksum='d' * 64)
-    assert (row['crd_checksum'], row['crd_checksum_setting']) == ('d' * 64, 'ipu_operator_crd_checksum')
-
-
 @pytest.mark.parametrize('image, rewrites', [
     ('registry.k8s.io/kubebuilder/kube-rbac-proxy:v0.8.0',
      {CHART_IMAGE: 'registry.k8s.io/kubebuilder/kube-rbac-proxy:v0.8.0'}),
