@@ -108,7 +108,7 @@ UNKNOWN_MINOR_HOST = 'k8s-1-40'
 def _host(minor, **extra):
     host = {
         'ansible_connection': 'local',
-        'ipu_k8s_cluster_interface': 'lo',
+        'ipu_k8s_cluster_interface': 'eth0',
     }
     if VERSIONS.get(minor):
         host['ipu_k8s_kubernetes_version'] = VERSIONS[minor]
@@ -156,12 +156,12 @@ def _inventory_hosts(out):
 
 
 @pytest.fixture(scope='module')
-def rendered(tmp_path_factory):
-    """Run the render playbook once for every host; return {host: {file: text, derived: {...}}}."""
+def rendered(tmp_path_factory, node_netns):
+    """Run the render playbook once for every host, in node_netns; return {host: {file: text, derived: {...}}}."""
     out = tmp_path_factory.mktemp('cluster-render')
     inventory = out / 'hosts.yml'
     inventory.write_text(yaml.safe_dump(_inventory(out)))
-    run = _run(PLAYBOOK, inventory, tmp_path_factory.mktemp('cluster-render-runner'), timeout=300)
+    run = _run(PLAYBOOK, inventory, tmp_path_factory.mktemp('cluster-render-runner'), netns=node_netns, timeout=300)
     failed = {host: stats['failures'] for host, stats in run.host_stats().items()}
     expected = {host: 0 for host in _inventory_hosts(out)}
     expected[UNKNOWN_MINOR_HOST] = 1
@@ -219,12 +219,13 @@ def installation_validator():
     return jsonschema.Draft7Validator(schema)
 
 
-def test_rendering_works_in_check_mode_and_writes_nothing(tmp_path):
+def test_rendering_works_in_check_mode_and_writes_nothing(tmp_path, node_netns):
     inventory = _inventory(tmp_path)
     inventory['all']['hosts'] = {'k8s-1-31': inventory['all']['hosts']['k8s-1-31']}
     (tmp_path / 'hosts.yml').write_text(yaml.safe_dump(inventory))
     # runner's own files (artifacts) go next to tmp_path, not into it
-    run = _run(PLAYBOOK, tmp_path / 'hosts.yml', tmp_path.with_name(tmp_path.name + '-runner'), '--check', '--diff')
+    run = _run(PLAYBOOK, tmp_path / 'hosts.yml', tmp_path.with_name(tmp_path.name + '-runner'), '--check', '--diff',
+               netns=node_netns)
     assert run.rc == 0, run.stdout[-6000:]
     assert run.host_stats()['k8s-1-31']['changed'] > 0, run.stdout[-2000:]
     # Only what the test made itself: the inventory and the empty per-host directories.
@@ -277,15 +278,15 @@ def test_kubeadm_config_uses_only_fields_of_its_api_version(rendered, minor):
 
 def test_kubeadm_advertises_the_address_of_the_cluster_interface(rendered):
     init = _kubeadm_docs(rendered, _host_name('1.31'))['InitConfiguration']
-    # ipu_k8s_cluster_interface is "lo" in the test inventory: the address comes from
-    # that interface's facts, gathered for real on this machine.
-    assert init['localAPIEndpoint'] == {'advertiseAddress': '127.0.0.1', 'bindPort': 6443}
+    # ipu_k8s_cluster_interface is "eth0" in the test inventory: the address comes from
+    # that interface's facts, gathered for real in node_netns (which gave eth0 10.20.0.5/24).
+    assert init['localAPIEndpoint'] == {'advertiseAddress': '10.20.0.5', 'bindPort': 6443}
     assert init['nodeRegistration']['criSocket'] == 'unix:///var/run/containerd/containerd.sock'
     # The node registers under ipu_k8s_node_name, by default the inventory name.
     assert init['nodeRegistration']['name'] == _host_name('1.31')
 
 
-@pytest.fixture
+@pytest.fixture(scope='module')
 def node_netns():
     """A network namespace shaped like a Poplar server: the RDMA NIC (ens1f0, created first,
     in an RDMA-like subnet) and the cluster NIC (eth0) holding the default route. veth pairs
@@ -318,6 +319,7 @@ def test_kubeadm_advertises_the_cluster_nic_not_the_rdma_nic(node_netns, tmp_pat
         'k8s-1-31': dict(hosts['k8s-1-31'], ipu_k8s_cluster_interface=''),
         'k8s-1-33': dict(hosts['k8s-1-33'], ipu_k8s_cluster_interface='ens1f0'),
         'k8s-1-30': dict(hosts['k8s-1-30'], ipu_k8s_cluster_interface='bond9'),
+        'k8s-1-32': dict(hosts['k8s-1-32'], ipu_k8s_cluster_interface='lo'),
     }
     inventory['all']['hosts'] = selected
     (tmp_path / 'hosts.yml').write_text(yaml.safe_dump(inventory))
@@ -333,8 +335,11 @@ def test_kubeadm_advertises_the_cluster_nic_not_the_rdma_nic(node_netns, tmp_pat
     assert not (tmp_path / 'k8s-1-30' / 'kubeadm' / 'kubeadm-config.yaml').exists()
     assert 'k8s-1-30' in proc.failures(), proc.stdout[-3000:]
     message = ' '.join(proc.failures()['k8s-1-30'].split())
-    assert 'no IPv4 address on interface bond9' in message
-    assert 'ipu_k8s_cluster_interface' in message
+    assert 'ipu_k8s_cluster_interface=bond9 does not exist on k8s-1-30' in message
+    # The loopback has an address, but no other node can reach it there.
+    assert not (tmp_path / 'k8s-1-32' / 'kubeadm' / 'kubeadm-config.yaml').exists()
+    message = ' '.join(proc.failures()['k8s-1-32'].split())
+    assert 'ipu_k8s_cluster_interface=lo on k8s-1-32 is the loopback interface' in message
 
 
 def test_kubeadm_config_carries_site_settings(rendered):
@@ -394,10 +399,10 @@ def test_calico_api_server_is_rendered_by_default(rendered, minor):
 def test_calico_detects_the_node_address_on_the_named_interface_only(rendered):
     detection = _calico_docs(rendered, _host_name('1.31'))['Installation']['spec']['calicoNetwork'][
         'nodeAddressAutodetectionV4']
-    assert detection == {'interface': '^lo$'}
+    assert detection == {'interface': '^eth0$'}
     pattern = re.compile(detection['interface'])
-    assert pattern.search('lo')
-    for other in ('lo0', 'eth0', 'enp65s0f1np1', 'xlo'):
+    assert pattern.search('eth0')
+    for other in ('eth0p', 'eth00', 'eth1', 'veth0', 'enp65s0f1np1'):
         assert not pattern.search(other), other
 
 
