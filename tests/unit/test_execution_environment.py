@@ -51,7 +51,7 @@ def test_the_context_carries_the_collections_of_requirements_yml(context):
 def test_the_context_carries_the_controller_libraries_at_the_tested_versions(context):
     built = pins(context / "_build" / "requirements.txt")
     tested = pins(ROOT / "requirements.txt")
-    assert set(built) == {"netaddr", "kubernetes"}
+    assert set(built) == {"kubernetes"}
     assert all(tested[name] == version for name, version in built.items()), (built, tested)
     ee = yaml.safe_load((ROOT / "execution-environment.yml").read_text())
     for key in ("ansible_core", "ansible_runner"):
