@@ -16,7 +16,8 @@ TAGS = ('verify_node', 'verify_cluster')
 # Tags that select every check as well as their own (the play's and the role's tag).
 SELECT_ALL = ('all', 'tagged', 'verify')
 SCOPES = ('node', 'cluster')
-HOSTS = ('k8s_cluster', 'ipu_nodes', 'api')
+# Where a check runs, and how the README's table says it.
+HOSTS = {'k8s_cluster': 'every node', 'ipu_nodes': 'IPU nodes', 'api': 'first control-plane host'}
 FIELDS = {'id', 'title', 'scope', 'hosts', 'tags', 'tasks', 'client', 'expected', 'rows', 'prerequisite',
           'check_mode', 'opt_in', 'opt_in_reason', 'one_reading'}
 REQUIRED = ('id', 'title', 'scope', 'hosts', 'tags', 'tasks')
@@ -51,7 +52,7 @@ def check_rows(check):
 
 def _valid_rows(check, where):
     rows = check.get('rows', [])
-    if 'rows' in check and (isinstance(rows, (str, dict)) or not isinstance(rows, list)):
+    if not isinstance(rows, list):
         raise AnsibleFilterError('%s: rows %r; a list of {id, title, expected} ([] for none)' % (where, rows))
     if 'rows' in check and 'expected' in check:
         raise AnsibleFilterError('%s: expected belongs to each of its rows when it has rows' % where)
@@ -93,7 +94,7 @@ def verify_checks_valid(checks):
         seen.add(check['id'])
         if check['scope'] not in SCOPES:
             raise AnsibleFilterError('%s: scope %r; use one of %s' % (where, check['scope'], ', '.join(SCOPES)))
-        if check['hosts'] not in HOSTS:
+        if check['hosts'] not in tuple(HOSTS):
             raise AnsibleFilterError('%s: hosts %r; use one of %s' % (where, check['hosts'], ', '.join(HOSTS)))
         tags = check['tags']
         if isinstance(tags, str) or not tags or any(tag not in TAGS for tag in tags):
@@ -248,9 +249,6 @@ def _cell(text):
     return ' '.join(str(text).split()).replace('|', '\\|')
 
 
-HOSTS_TEXT = {'k8s_cluster': 'every node', 'ipu_nodes': 'IPU nodes', 'api': 'first control-plane host'}
-
-
 def verify_checks_table(checks, tag_skip=None):
     """The checks as the README's Markdown table (titles already rendered)."""
     checks = verify_checks_valid(checks)
@@ -269,7 +267,7 @@ def verify_checks_table(checks, tag_skip=None):
             when += '; opt-in (`%s`), otherwise SKIP: %s' % (check['opt_in'], check['opt_in_reason'])
         lines.append('| %s | %s | %s | %s | %s | `%s` | %s |' % (
             _cell(check['title']), _cell('; '.join(row['title'] for row in rows)) or '(none)',
-            check['scope'], HOSTS_TEXT[check['hosts']], ', '.join('`%s`' % tag for tag in check['tags']),
+            check['scope'], HOSTS[check['hosts']], ', '.join('`%s`' % tag for tag in check['tags']),
             check['tasks'], _cell(when)))
     return '\n'.join(lines)
 
