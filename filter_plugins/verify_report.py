@@ -45,8 +45,7 @@ def _wrap(value, width):
     """The value in lines of at most width characters; every character kept."""
     lines = []
     for paragraph in _text(value).splitlines() or ['']:
-        lines.extend(textwrap.wrap(paragraph, width=width, break_long_words=True, break_on_hyphens=False,
-                                   drop_whitespace=True) or [''])
+        lines.extend(textwrap.wrap(paragraph, width=width, break_on_hyphens=False) or [''])
     return lines
 
 
@@ -97,7 +96,7 @@ def reason_lines(rows, width=100):
     for row in rows:
         if row.get('status') in ('FAIL', 'SKIP'):
             lines.extend(textwrap.wrap('%s  %s' % (row['status'], ' '.join(_reason(row).split())), width=width,
-                                       subsequent_indent=' ' * 6, break_long_words=True, break_on_hyphens=False))
+                                       subsequent_indent=' ' * 6, break_on_hyphens=False))
     return lines
 
 
