@@ -47,7 +47,7 @@ def check_rows(check):
     """The rows a check declares: its rows, else one row {id, title, expected} of its own."""
     if 'rows' in check:
         return list(check['rows'] or [])
-    return [{'id': check['id'], 'title': check['title'], 'expected': check.get('expected', '')}]
+    return [{'id': check['id'], 'title': check['title'], 'expected': check['expected']}]
 
 
 def _valid_rows(check, where):
@@ -80,7 +80,7 @@ def verify_checks_valid(checks):
         where = '__verify_checks[%d] (%s)' % (index, check.get('id', '?') if isinstance(check, dict) else '?')
         if not isinstance(check, dict):
             raise AnsibleFilterError('%s: each check is a mapping, got %r' % (where, check))
-        client = _bool(check.get('client', False), '%s: client' % where)
+        client = _bool(check.get('client'), '%s: client' % where)
         check = checks[index] = dict(CLIENT_CHECK if client else NODE_CHECK, **check)
         unknown = sorted(set(check) - FIELDS)
         if unknown:
@@ -165,7 +165,7 @@ def verify_plan(checks, host, groups, run_tags, skip_tags, opted_in=None, tag_sk
         elif check.get('check_mode') and _bool(check_mode, 'check_mode'):
             plan['not_run'][check['id']] = check['check_mode']
         else:
-            plan['run_client' if _bool(check.get('client', False), 'client') else 'run'].append(check)
+            plan['run_client' if _bool(check.get('client'), 'client') else 'run'].append(check)
     return plan
 
 
@@ -202,7 +202,7 @@ def _check_rows(check, host, seen):
             rows.extend(_observed_rows(host, row, seen[row['id']]))
         elif seen.get('error') and not failed:
             # One reading answers every row: its failure fails each of them.
-            failed = not _bool(check.get('one_reading', False), 'one_reading')
+            failed = not _bool(check.get('one_reading'), 'one_reading')
             why = ('%s: %s' % (seen['step'], seen['error'])) if seen.get('step') else seen['error']
             rows.append(_row(host, row['title'], row['expected'], why, 'FAIL'))
         elif seen.get('error'):
@@ -237,7 +237,7 @@ def verify_rows(checks, plan, seen, host, error=None):
         if check['id'] in ran:
             reason = ('not run: the Python Kubernetes client is not ready (see its row)' if check.get('client')
                       else 'not run: the verify run stopped before it (see the verify run row)')
-        elif reason is None or _bool(check.get('prerequisite', False), 'prerequisite'):
+        elif reason is None or _bool(check.get('prerequisite'), 'prerequisite'):
             continue
         rows.extend(_row(host, row['title'], row['expected'], reason, 'SKIP') for row in check_rows(check))
     if error:
@@ -257,7 +257,7 @@ def verify_checks_table(checks, tag_skip=None):
              '| --- | --- | --- | --- | --- | --- | --- |']
     for check in checks:
         rows = check_rows(check)
-        if not rows or _bool(check.get('prerequisite', False), 'prerequisite'):
+        if not rows or _bool(check.get('prerequisite'), 'prerequisite'):
             when = NOT_REPORTED
         else:
             when = 'SKIP: %s' % _tag_reason(check, tag_skip)
