@@ -16,16 +16,11 @@ IMAGE_REASONS = ('ImagePullBackOff', 'ErrImagePull', 'ErrImageNeverPull', 'Inval
 
 def _name(pod):
     metadata = pod.get('metadata') or {}
-    namespace = metadata.get('namespace')
-    name = metadata.get('name', '?')
-    return '%s/%s' % (namespace, name) if namespace else name
+    return '/'.join(part for part in (metadata.get('namespace'), metadata.get('name', '?')) if part)
 
 
 def _condition(pod, kind):
-    for condition in (pod.get('status') or {}).get('conditions') or []:
-        if condition.get('type') == kind:
-            return condition
-    return None
+    return next((c for c in (pod.get('status') or {}).get('conditions') or [] if c.get('type') == kind), None)
 
 
 def _text(*parts):
@@ -34,11 +29,9 @@ def _text(*parts):
 
 def _terminated(terminated):
     """'exit code 1 (Error): message' of a terminated state."""
-    words = 'exit code %s' % terminated.get('exitCode', '?')
     reason = terminated.get('reason')
-    if reason:
-        words += ' (%s)' % reason
-    return _text(words, terminated.get('message'))
+    return _text('exit code %s%s' % (terminated.get('exitCode', '?'), ' (%s)' % reason if reason else ''),
+                 terminated.get('message'))
 
 
 def _with_last(detail, last):
@@ -94,15 +87,14 @@ def pod_problems(pod):
     if (pod.get('metadata') or {}).get('deletionTimestamp'):
         return ['%s: terminating' % name]
     if phase == 'Failed':
-        return ['%s' % _text('%s: pod Failed' % name, status.get('reason'), status.get('message'))]
+        return [_text('%s: pod Failed' % name, status.get('reason'), status.get('message'))]
     scheduled = _condition(pod, 'PodScheduled')
     if scheduled and scheduled.get('status') == 'False':
         return [_text('%s: %s' % (name, scheduled.get('reason') or 'not scheduled'), scheduled.get('message'))]
 
     lines = []
-    groups = (('initContainerStatuses', 'initContainers', True),
-              ('containerStatuses', 'containers', False))
-    for status_key, spec_key, init in groups:
+    for status_key, spec_key, init in (('initContainerStatuses', 'initContainers', True),
+                                       ('containerStatuses', 'containers', False)):
         images = _spec_images(pod, spec_key)
         for container in status.get(status_key) or []:
             problem = container_problem(container, images.get(container.get('name')), init)
@@ -122,33 +114,25 @@ def pod_problems(pod):
 def pods_unready(pods, expected=1):
     """One line per pod (or container) that is not Ready, plus one when too few pods exist."""
     pods = pods or []
-    lines = []
-    if len(pods) < int(expected):
-        lines.append('%d pod(s) found, %d expected' % (len(pods), int(expected)))
-    for pod in pods:
-        lines.extend(pod_problems(pod))
-    return lines
+    lines = ['%d pod(s) found, %d expected' % (len(pods), int(expected))] if len(pods) < int(expected) else []
+    return lines + [line for pod in pods for line in pod_problems(pod)]
 
 
 def pods_diagnosis(pods, awaited, expected=1):
     """'<awaited>: N of M pods Ready' and one '- ' line per problem (empty problems: all Ready)."""
     pods = pods or []
     problems = pods_unready(pods, expected)
-    ready = len([pod for pod in pods if not pod_problems(pod)])
-    head = '%s: %d of %d pod(s) Ready' % (awaited, ready, len(pods))
-    if not problems:
-        return head
-    return head + '; not Ready:\n' + '\n'.join('- ' + line for line in problems)
+    head = '%s: %d of %d pod(s) Ready' % (awaited, sum(not pod_problems(pod) for pod in pods), len(pods))
+    return head + ('; not Ready:\n' + '\n'.join('- ' + line for line in problems) if problems else '')
 
 
 def pods_ready_observation(pods):
     """{ok, observed} of a verify row: at least one pod, every one Ready (or Succeeded)."""
     pods = pods or []
-    problems = [pod_problems(pod) for pod in pods]
-    unready = [lines for lines in problems if lines]
+    unready = [lines for lines in map(pod_problems, pods) if lines]
     return {'ok': bool(pods) and not unready,
-            'observed': '%d pods, %d not Ready%s' % (len(pods), len(unready), ''.join(
-                ': ' + '; '.join(line for lines in unready for line in lines) if unready else ''))}
+            'observed': '%d pods, %d not Ready%s' % (len(pods), len(unready), ': ' + '; '.join(
+                line for lines in unready for line in lines) if unready else '')}
 
 
 class FilterModule(object):

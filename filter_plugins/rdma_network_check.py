@@ -37,26 +37,23 @@ def _network(text):
     return ipaddress.IPv4Network(str(text).strip(), strict=False)
 
 
-def _bounds(item):
-    """First and last address, as integers, of a CIDR or an inclusive {startIP, endIP} range."""
+def _networks(item):
+    """The networks of a CIDR, or of an inclusive {startIP, endIP} range."""
     if isinstance(item, dict):
-        return int(ipaddress.IPv4Address(item['startIP'])), int(ipaddress.IPv4Address(item['endIP']))
-    net = _network(item)
-    return int(net.network_address), int(net.broadcast_address)
+        return ipaddress.summarize_address_range(ipaddress.IPv4Address(item['startIP']),
+                                                 ipaddress.IPv4Address(item['endIP']))
+    return [_network(item)]
 
 
 def _not_covered(excludes, applied):
     """The excludes (CIDRs) not inside the union of the applied CIDRs or ranges, or None when
     one is malformed."""
     try:
-        merged = []
-        for start, end in sorted(_bounds(item) for item in applied):
-            if merged and start <= merged[-1][1] + 1:
-                merged[-1][1] = max(merged[-1][1], end)
-            else:
-                merged.append([start, end])
+        union = list(ipaddress.collapse_addresses(net for item in applied for net in _networks(item)))
+        # The union's blocks are disjoint, and two blocks overlap only when one holds the other.
         return [exclude for exclude in excludes
-                if not any(start <= _bounds(exclude)[0] and _bounds(exclude)[1] <= end for start, end in merged)]
+                if sum(min(net.num_addresses, _network(exclude).num_addresses) for net in union
+                       if net.overlaps(_network(exclude))) < _network(exclude).num_addresses]
     except (ValueError, KeyError, TypeError):
         return None
 

@@ -16,7 +16,8 @@ TAGS = ('verify_node', 'verify_cluster')
 # Tags that select every check as well as their own (the play's and the role's tag).
 SELECT_ALL = ('all', 'tagged', 'verify')
 SCOPES = ('node', 'cluster')
-HOSTS = ('k8s_cluster', 'ipu_nodes', 'api')
+# Where a check runs, and how the README's table says it.
+HOSTS = {'k8s_cluster': 'every node', 'ipu_nodes': 'IPU nodes', 'api': 'first control-plane host'}
 FIELDS = {'id', 'title', 'scope', 'hosts', 'tags', 'tasks', 'client', 'expected', 'rows', 'prerequisite',
           'check_mode', 'opt_in', 'opt_in_reason', 'one_reading'}
 REQUIRED = ('id', 'title', 'scope', 'hosts', 'tags', 'tasks')
@@ -46,12 +47,12 @@ def check_rows(check):
     """The rows a check declares: its rows, else one row {id, title, expected} of its own."""
     if 'rows' in check:
         return list(check['rows'] or [])
-    return [{'id': check['id'], 'title': check['title'], 'expected': check.get('expected', '')}]
+    return [{'id': check['id'], 'title': check['title'], 'expected': check['expected']}]
 
 
 def _valid_rows(check, where):
     rows = check.get('rows', [])
-    if 'rows' in check and (isinstance(rows, (str, dict)) or not isinstance(rows, list)):
+    if not isinstance(rows, list):
         raise AnsibleFilterError('%s: rows %r; a list of {id, title, expected} ([] for none)' % (where, rows))
     if 'rows' in check and 'expected' in check:
         raise AnsibleFilterError('%s: expected belongs to each of its rows when it has rows' % where)
@@ -79,7 +80,7 @@ def verify_checks_valid(checks):
         where = '__verify_checks[%d] (%s)' % (index, check.get('id', '?') if isinstance(check, dict) else '?')
         if not isinstance(check, dict):
             raise AnsibleFilterError('%s: each check is a mapping, got %r' % (where, check))
-        client = _bool(check.get('client', False), '%s: client' % where)
+        client = _bool(check.get('client'), '%s: client' % where)
         check = checks[index] = dict(CLIENT_CHECK if client else NODE_CHECK, **check)
         unknown = sorted(set(check) - FIELDS)
         if unknown:
@@ -93,7 +94,7 @@ def verify_checks_valid(checks):
         seen.add(check['id'])
         if check['scope'] not in SCOPES:
             raise AnsibleFilterError('%s: scope %r; use one of %s' % (where, check['scope'], ', '.join(SCOPES)))
-        if check['hosts'] not in HOSTS:
+        if check['hosts'] not in tuple(HOSTS):
             raise AnsibleFilterError('%s: hosts %r; use one of %s' % (where, check['hosts'], ', '.join(HOSTS)))
         tags = check['tags']
         if isinstance(tags, str) or not tags or any(tag not in TAGS for tag in tags):
@@ -164,7 +165,7 @@ def verify_plan(checks, host, groups, run_tags, skip_tags, opted_in=None, tag_sk
         elif check.get('check_mode') and _bool(check_mode, 'check_mode'):
             plan['not_run'][check['id']] = check['check_mode']
         else:
-            plan['run_client' if _bool(check.get('client', False), 'client') else 'run'].append(check)
+            plan['run_client' if _bool(check.get('client'), 'client') else 'run'].append(check)
     return plan
 
 
@@ -201,7 +202,7 @@ def _check_rows(check, host, seen):
             rows.extend(_observed_rows(host, row, seen[row['id']]))
         elif seen.get('error') and not failed:
             # One reading answers every row: its failure fails each of them.
-            failed = not _bool(check.get('one_reading', False), 'one_reading')
+            failed = not _bool(check.get('one_reading'), 'one_reading')
             why = ('%s: %s' % (seen['step'], seen['error'])) if seen.get('step') else seen['error']
             rows.append(_row(host, row['title'], row['expected'], why, 'FAIL'))
         elif seen.get('error'):
@@ -236,7 +237,7 @@ def verify_rows(checks, plan, seen, host, error=None):
         if check['id'] in ran:
             reason = ('not run: the Python Kubernetes client is not ready (see its row)' if check.get('client')
                       else 'not run: the verify run stopped before it (see the verify run row)')
-        elif reason is None or _bool(check.get('prerequisite', False), 'prerequisite'):
+        elif reason is None or _bool(check.get('prerequisite'), 'prerequisite'):
             continue
         rows.extend(_row(host, row['title'], row['expected'], reason, 'SKIP') for row in check_rows(check))
     if error:
@@ -248,9 +249,6 @@ def _cell(text):
     return ' '.join(str(text).split()).replace('|', '\\|')
 
 
-HOSTS_TEXT = {'k8s_cluster': 'every node', 'ipu_nodes': 'IPU nodes', 'api': 'first control-plane host'}
-
-
 def verify_checks_table(checks, tag_skip=None):
     """The checks as the README's Markdown table (titles already rendered)."""
     checks = verify_checks_valid(checks)
@@ -259,7 +257,7 @@ def verify_checks_table(checks, tag_skip=None):
              '| --- | --- | --- | --- | --- | --- | --- |']
     for check in checks:
         rows = check_rows(check)
-        if not rows or _bool(check.get('prerequisite', False), 'prerequisite'):
+        if not rows or _bool(check.get('prerequisite'), 'prerequisite'):
             when = NOT_REPORTED
         else:
             when = 'SKIP: %s' % _tag_reason(check, tag_skip)
@@ -269,7 +267,7 @@ def verify_checks_table(checks, tag_skip=None):
             when += '; opt-in (`%s`), otherwise SKIP: %s' % (check['opt_in'], check['opt_in_reason'])
         lines.append('| %s | %s | %s | %s | %s | `%s` | %s |' % (
             _cell(check['title']), _cell('; '.join(row['title'] for row in rows)) or '(none)',
-            check['scope'], HOSTS_TEXT[check['hosts']], ', '.join('`%s`' % tag for tag in check['tags']),
+            check['scope'], HOSTS[check['hosts']], ', '.join('`%s`' % tag for tag in check['tags']),
             check['tasks'], _cell(when)))
     return '\n'.join(lines)
 

@@ -26,10 +26,11 @@ import re
 from ansible.errors import AnsibleFilterError
 
 TERMINAL = ('Succeeded', 'Completed', 'Failed')
-HEADING = re.compile(r'^\s*#bytes\s+#iterations\s+BW peak\[(?P<unit>[^\]]+)\]\s+BW average\[(?P<unit2>[^\]]+)\]'
-                     r'\s+MsgRate\[(?P<rate_unit>[^\]]+)\]')
-ROW = re.compile(r'^\s*(?P<bytes>\d+)\s+(?P<iterations>\d+)\s+(?P<peak>[\d.]+)\s+(?P<average>[\d.]+)'
-                 r'\s+(?P<rate>[\d.]+)\s*$')
+# One line each (blanks are spaces and tabs, never a line break).
+HEADING = re.compile(r'^[ \t]*#bytes[ \t]+#iterations[ \t]+BW peak\[(?P<unit>[^\]]+)\][ \t]+'
+                     r'BW average\[(?P<unit2>[^\]]+)\][ \t]+MsgRate\[(?P<rate_unit>[^\]]+)\]', re.MULTILINE)
+ROW = re.compile(r'^[ \t]*(?P<bytes>\d+)[ \t]+(?P<iterations>\d+)[ \t]+(?P<peak>[\d.]+)[ \t]+(?P<average>[\d.]+)'
+                 r'[ \t]+(?P<rate>[\d.]+)[ \t]*$', re.MULTILINE)
 NETWORK_STATUS = 'k8s.v1.cni.cncf.io/network-status'
 
 
@@ -232,24 +233,14 @@ def verify_perftest_result(output):
     Returns {bytes, iterations, bw_peak, bw_average, bw_unit, msg_rate, msg_rate_unit};
     refuses output without a result row (the run failed: its last lines say why).
     """
-    lines = str(output or '').splitlines()
-    for index, line in enumerate(lines):
-        heading = HEADING.match(line)
-        if not heading:
-            continue
-        for row_line in lines[index + 1:]:
-            row = ROW.match(row_line)
-            if row:
-                return {
-                    'bytes': int(row['bytes']),
-                    'iterations': int(row['iterations']),
-                    'bw_peak': float(row['peak']),
-                    'bw_average': float(row['average']),
-                    'bw_unit': heading['unit2'],
-                    'msg_rate': float(row['rate']),
-                    'msg_rate_unit': heading['rate_unit'],
-                }
-    tail = ' | '.join(line.strip() for line in lines[-5:] if line.strip()) or 'no output'
+    text = str(output or '')
+    heading = HEADING.search(text)
+    row = heading and ROW.search(text, heading.end())
+    if row:
+        return {'bytes': int(row['bytes']), 'iterations': int(row['iterations']), 'bw_peak': float(row['peak']),
+                'bw_average': float(row['average']), 'bw_unit': heading['unit2'], 'msg_rate': float(row['rate']),
+                'msg_rate_unit': heading['rate_unit']}
+    tail = ' | '.join(line.strip() for line in text.splitlines()[-5:] if line.strip()) or 'no output'
     raise AnsibleFilterError('no ib_write_bw result row (#bytes #iterations BW peak ...) in the output: %s' % tail)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import textwrap
+from itertools import zip_longest
 
 COLUMNS = (('host', 'HOST'), ('check', 'CHECK'), ('expected', 'EXPECTED'), ('observed', 'OBSERVED'),
            ('status', 'STATUS'))
@@ -23,20 +24,12 @@ DROPPED = {'check': 'host reachable', 'expected': 'reachable, no task error',
 
 
 def verify_report_rows(results_per_host, all_hosts, active_hosts):
-    """Every host's rows in play order, plus a FAIL row for each host that left the play.
+    """Every host's rows (copies) in play order, plus a FAIL row for each host that left the play.
 
-    results_per_host: one list of rows per host of all_hosts (same order).
+    results_per_host: one list of rows (or None) per host of all_hosts, in the same order.
     """
-    results_per_host = list(results_per_host)
-    all_hosts = list(all_hosts)
-    if len(results_per_host) != len(all_hosts):
-        raise ValueError('verify_report_rows: %d result lists for %d hosts' % (len(results_per_host), len(all_hosts)))
-    rows = []
-    for results in results_per_host:
-        rows.extend(dict(row) for row in results or [])
-    active = set(active_hosts)
-    rows.extend(dict(DROPPED, host=host) for host in all_hosts if host not in active)
-    return rows
+    rows = [dict(row) for results in results_per_host for row in results or []]
+    return rows + [dict(DROPPED, host=host) for host in all_hosts if host not in active_hosts]
 
 
 def verify_report_summary(rows):
@@ -52,8 +45,7 @@ def _wrap(value, width):
     """The value in lines of at most width characters; every character kept."""
     lines = []
     for paragraph in _text(value).splitlines() or ['']:
-        lines.extend(textwrap.wrap(paragraph, width=width, break_long_words=True, break_on_hyphens=False,
-                                   drop_whitespace=True) or [''])
+        lines.extend(textwrap.wrap(paragraph, width=width, break_on_hyphens=False) or [''])
     return lines
 
 
@@ -63,22 +55,16 @@ def column_widths(rows, width=100):
     A column never gets less than its header; the rest is shared out one character at a
     time among the columns whose longest value is still wider than the column.
     """
-    natural = []
-    for key, header in COLUMNS:
-        longest = max([len(line) for row in rows for line in _text(row.get(key)).splitlines() or ['']] + [0])
-        natural.append(max(len(header), longest))
+    natural = [max([len(header)] + [len(line) for row in rows for line in _text(row.get(key)).splitlines()])
+               for key, header in COLUMNS]
     budget = width - len(GAP) * (len(COLUMNS) - 1)
     if sum(natural) <= budget:
         return natural
-    widths = [len(header) for _, header in COLUMNS]
-    widths[-1] = natural[-1]
+    widths = [len(header) for _, header in COLUMNS[:-1]] + natural[-1:]
     spare = budget - sum(widths)
     while spare > 0:
         # never empty: spare > 0 only while the widths sum to less than the natural widths
-        growing = [i for i in range(len(COLUMNS) - 1) if widths[i] < natural[i]]
-        for i in growing:
-            if spare == 0:
-                break
+        for i in [i for i in range(len(COLUMNS) - 1) if widths[i] < natural[i]][:spare]:
             widths[i] += 1
             spare -= 1
     return widths
@@ -87,10 +73,8 @@ def column_widths(rows, width=100):
 def _table_lines(cells_per_row, widths):
     lines = []
     for cells in cells_per_row:
-        wrapped = [_wrap(cell, w) for cell, w in zip(cells, widths)]
-        for i in range(max(len(part) for part in wrapped)):
-            parts = [(part[i] if i < len(part) else '').ljust(w) for part, w in zip(wrapped, widths)]
-            lines.append(GAP.join(parts).rstrip())
+        for parts in zip_longest(*[_wrap(cell, w) for cell, w in zip(cells, widths)], fillvalue=''):
+            lines.append(GAP.join(part.ljust(w) for part, w in zip(parts, widths)).rstrip())
     return lines
 
 
@@ -101,43 +85,35 @@ def _why(row):
     return _text(row.get('observed')) or 'no reason recorded'
 
 
+def _reason(row):
+    """'host: check: why' of a FAIL or SKIP row."""
+    return '%s: %s: %s' % (_text(row.get('host')), _text(row.get('check')), _why(row))
+
+
 def reason_lines(rows, width=100):
     """One entry per FAIL or SKIP row, with its reason."""
     lines = []
     for row in rows:
-        status = row.get('status')
-        if status not in ('FAIL', 'SKIP'):
-            continue
-        text = '%s  %s: %s: %s' % (status, _text(row.get('host')), _text(row.get('check')), ' '.join(_why(row).split()))
-        lines.extend(textwrap.wrap(text, width=width, subsequent_indent=' ' * 6,
-                                   break_long_words=True, break_on_hyphens=False))
+        if row.get('status') in ('FAIL', 'SKIP'):
+            lines.extend(textwrap.wrap('%s  %s' % (row['status'], ' '.join(_reason(row).split())), width=width,
+                                       subsequent_indent=' ' * 6, break_on_hyphens=False))
     return lines
 
 
 def verify_report_table(rows, json_file='', html_file='', width=100):
     """The report as text: the table, the FAIL and SKIP reasons, the counts and the files.
 
-    Every line but the files' fits width (a path is printed whole).
+    Every line but the files' fits width (a path is printed whole, on a line of its own).
     """
     rows = list(rows)
-    width = int(width)
-    widths = column_widths(rows, width)
-    header = [title for _, title in COLUMNS]
-    lines = _table_lines([header], widths)
-    lines.append(GAP.join('-' * w for w in widths))
-    lines.extend(_table_lines([[row.get(key) for key, _ in COLUMNS] for row in rows], widths))
-    reasons = reason_lines(rows, width)
-    if reasons:
-        lines.append('')
-        lines.extend(reasons)
+    widths = column_widths(rows, int(width))
+    lines = _table_lines([[title for _, title in COLUMNS]], widths) + [GAP.join('-' * w for w in widths)]
+    lines += _table_lines([[row.get(key) for key, _ in COLUMNS] for row in rows], widths)
+    reasons = reason_lines(rows, int(width))
     counts = verify_report_summary(rows)
-    lines.append('')
+    lines += ([''] + reasons if reasons else []) + ['']
     lines.append('%d checks: %d PASS, %d FAIL, %d SKIP.' % (len(rows), counts['PASS'], counts['FAIL'], counts['SKIP']))
-    # Each file on a line of its own: a path is copied whole, never wrapped.
-    if json_file:
-        lines.append('JSON: %s' % json_file)
-    if html_file:
-        lines.append('HTML: %s' % html_file)
+    lines += ['%s: %s' % (name, path) for name, path in (('JSON', json_file), ('HTML', html_file)) if path]
     return '\n'.join(lines)
 
 
@@ -176,39 +152,28 @@ def verify_report_html(rows, generated='', json_file='', title='ipu-k8s verify r
         '<body>',
         '<h1>%s</h1>' % esc(title),
     ]
-    meta = []
-    if generated:
-        meta.append('generated %s' % esc(_text(generated)))
-    if json_file:
-        meta.append('JSON: %s' % esc(_text(json_file)))
+    meta = ['%s %s' % (label, esc(_text(value))) for label, value in (('generated', generated), ('JSON:', json_file))
+            if value]
     if meta:
         out.append('<p class="meta">%s</p>' % ' &middot; '.join(meta))
     out.append('<p class="counts" id="counts">%d checks: %s</p>' % (
         len(rows), ' '.join('<span class="%s">%d %s</span>' % (s, counts[s], s) for s in STATUSES)))
-    out.append('<table id="results">')
-    out.append('<thead><tr>%s</tr></thead>' % ''.join('<th>%s</th>' % esc(title.capitalize()) for _, title in COLUMNS))
-    out.append('<tbody>')
+    out += ['<table id="results">',
+            '<thead><tr>%s</tr></thead>' % ''.join('<th>%s</th>' % header.capitalize() for _, header in COLUMNS),
+            '<tbody>']
     for row in rows:
         status = _text(row.get('status'))
-        cells = []
-        for key, _ in COLUMNS:
-            value = esc(_text(row.get(key))).replace('\n', '<br>')
-            cells.append('<td class="%s">%s</td>' % (key, value))
-        out.append('<tr class="%s">%s</tr>' % (esc(status if status in STATUSES else 'OTHER'), ''.join(cells)))
-    out.append('</tbody>')
-    out.append('</table>')
+        cells = ''.join('<td class="%s">%s</td>' % (key, esc(_text(row.get(key))).replace('\n', '<br>'))
+                        for key, _ in COLUMNS)
+        out.append('<tr class="%s">%s</tr>' % (status if status in STATUSES else 'OTHER', cells))
+    out += ['</tbody>', '</table>']
     reasons = [row for row in rows if row.get('status') in ('FAIL', 'SKIP')]
     if reasons:
-        out.append('<h2>Failed and skipped checks</h2>')
-        out.append('<ul class="reasons">')
-        for row in reasons:
-            out.append('<li class="%s"><span class="%s">%s</span> %s: %s: %s</li>' % (
-                esc(row['status']), esc(row['status']), esc(row['status']), esc(_text(row.get('host'))),
-                esc(_text(row.get('check'))), esc(_why(row))))
+        out += ['<h2>Failed and skipped checks</h2>', '<ul class="reasons">']
+        out += ['<li class="%s"><span class="%s">%s</span> %s</li>' % (row['status'], row['status'], row['status'],
+                                                                      esc(_reason(row))) for row in reasons]
         out.append('</ul>')
-    out.append('</body>')
-    out.append('</html>')
-    return '\n'.join(out) + '\n'
+    return '\n'.join(out + ['</body>', '</html>']) + '\n'
 
 
 class FilterModule:

@@ -85,7 +85,6 @@ def test_the_verify_task_feeds_the_comparison_what_it_read(chart_version):
     variables = {'__verify_rdma': nodes['poplar-02'], '__verify_macvlan': {'resources': [macvlan]},
                  # A skipped IPPool read (Whereabouts rows) registers no resources.
                  '__verify_ippool': {'resources': [pool]} if pool else {'skipped': True}}
-    variables.update(block['vars'])
     row = block['ansible.builtin.set_fact']['__verify_seen']['macvlan_matches']
     result = role_expression('verify', row, variables)
     assert result['ok'] is True, result

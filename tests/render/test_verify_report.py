@@ -1,6 +1,6 @@
 """The verify report: table, JSON and HTML files and the final verdict, for given result rows.
 
-Runs the verify role's report entry point (tasks_from: report) through ansible-runner
+Runs the verify role's report task file (tasks_from: report) through ansible-runner
 on this machine over the local connection, with two inventory hosts that carry the rows
 the checks would have recorded (__verify_results), and reads the outcome from the run's
 structured events (the printed table is the report task's result). Only files under
