@@ -307,10 +307,12 @@ def cluster_interface(facts, configured):
     return {'interface': default.get('interface', ''), 'address': default.get('address', '')}
 
 
-def cluster_interface_problem(host, configured, facts, pod_subnet, service_subnet):
-    """The node's cluster-facing interface: real, up, addressed, and clear of the pod and service networks.
+def cluster_interface_problem(host, configured, facts, pod_subnet, service_subnet, rdma=None):
+    """The node's cluster-facing interface: real, up, addressed, and clear of the pod and service networks;
+    on an IPU node, not its RDMA interface, and the pod and service networks clear of its RDMA subnet.
 
-    configured: ipu_k8s_cluster_interface; facts: the node's ansible_facts.
+    configured: ipu_k8s_cluster_interface; facts: the node's ansible_facts; rdma: the node's derived
+    rdma_network ({cidr, interface}), None on other nodes.
     """
     interfaces = dict((name, facts.get(_facts_key(name))) for name in facts.get('interfaces') or [])
     name = cluster_interface(facts, configured)['interface']
@@ -334,14 +336,23 @@ def cluster_interface_problem(host, configured, facts, pod_subnet, service_subne
     if not networks:
         return ('%s on %s has no IPv4 address: kubeadm advertises and Calico detects the node address there. '
                 'Give it an address, or set ipu_k8s_cluster_interface to an addressed NIC.' % (setting, host))
-    for value, kind in ((pod_subnet, 'pod'), (service_subnet, 'service')):
-        cluster = _network(value, '')[0]  # None: refused with its own message by cluster_networks_problem
+    # None for a network cluster_networks_problem refuses with its own message.
+    clusters = [(kind, _network(value, '')[0]) for kind, value in (('pod', pod_subnet), ('service', service_subnet))]
+    for kind, cluster in clusters:
         for own in networks if cluster else []:
             if cluster.overlaps(own.network):
                 return ('ipu_k8s_%s_subnet=%s overlaps the network of %s on %s (%s on %s): the node would route its '
                         'own neighbours into the %s network. Choose a %s subnet outside %s.'
                         % (kind, cluster, name, host, own.with_prefixlen, name, kind, kind, own.network))
-    return ''
+    if not rdma:
+        return ''
+    subnet = ipaddress.ip_network(str(rdma['cidr']), strict=False)
+    if name != rdma['interface'] and not any(cluster and cluster.overlaps(subnet) for _, cluster in clusters):
+        return ''
+    return ('On %s the RDMA subnet is %s on %s. ipu_k8s_pod_subnet=%s and ipu_k8s_service_subnet=%s must not '
+            'overlap it, and the cluster-facing interface (%s) must not be the RDMA interface: pods would route '
+            'IPU traffic through the wrong network. Choose other pod/service CIDRs or set ipu_k8s_cluster_interface.'
+            % (host, rdma['cidr'], rdma['interface'], pod_subnet, service_subnet, name))
 
 
 def cluster_addresses_problem(addresses):
@@ -356,22 +367,6 @@ def cluster_addresses_problem(addresses):
                     'routes to it). Check ansible_host and ipu_k8s_cluster_interface of these hosts.'
                     % (' and '.join(sorted(hosts)), address))
     return ''
-
-
-
-def rdma_network_problem(host, rdma, interface, pod_subnet, service_subnet):
-    """The pod and service networks clear of the node's RDMA subnet, and cluster traffic off its RDMA NIC.
-
-    rdma: the node's derived rdma_network ({cidr, interface}); interface: its cluster-facing interface.
-    """
-    subnet = ipaddress.ip_network(str(rdma['cidr']), strict=False)
-    networks = [_network(value, '')[0] for value in (pod_subnet, service_subnet)]  # None: refused on its own
-    if interface != rdma['interface'] and not any(net and net.overlaps(subnet) for net in networks):
-        return ''
-    return ('On %s the RDMA subnet is %s on %s. ipu_k8s_pod_subnet=%s and ipu_k8s_service_subnet=%s must not '
-            'overlap it, and the cluster-facing interface (%s) must not be the RDMA interface: pods would route '
-            'IPU traffic through the wrong network. Choose other pod/service CIDRs or set ipu_k8s_cluster_interface.'
-            % (host, rdma['cidr'], rdma['interface'], pod_subnet, service_subnet, interface))
 
 
 def _image(value):
@@ -756,7 +751,6 @@ class FilterModule(object):
             'ipu_k8s_cluster_interface_problem': cluster_interface_problem,
             'ipu_k8s_cluster_interface_of': cluster_interface,
             'ipu_k8s_cluster_addresses_problem': cluster_addresses_problem,
-            'ipu_k8s_rdma_network_problem': rdma_network_problem,
             'ipu_k8s_network_operator_chart': network_operator_chart_row,
             'ipu_k8s_ipu_operator_chart': ipu_operator_chart,
             'ipu_k8s_problems': problems,

@@ -11,37 +11,26 @@ DOCUMENTATION = r'''
 module: rdma_network_facts
 short_description: Find an IPU node's V-IPU controller and derive its RDMA interface, subnet, MTU and excluded range
 description:
-  - Everything an IPU node reports for the site, in one run - the V-IPU controller it talks to
-    (C(vipu_server)) and the RDMA network it reaches that controller on (C(rdma_network)).
-  - "The controller is found in this order, with where it came from:"
-  - 1. The O(address) option, or the entry of the O(controllers) list (the inventory's
-    C(ipu_k8s_vipu_controllers)) that O(controller) names, when given. The whole list is checked
-    first by the same code preflight runs (module_utils/ipu_k8s_vipu_controllers.py) - names,
-    hosts (no C(host:port)), ports, labels, duplicates.
-  - 2. What C(<cli> --server-version --showjson) prints (a JSON object with C(version) and
-    C(host) = C(ip:port)), when the V-IPU CLI is installed. A CLI that is installed but fails or
-    prints something else is an error, not a reason to look elsewhere.
-  - 3. The E(IPUOF_VIPU_API_HOST) and E(IPUOF_VIPU_API_PORT) variables of the module's
-    environment (set them with the task keyword C(environment) when the login profile that
-    defines them is not read), when O(environment=true).
-  - A host name is resolved on the node to an IPv4 address.
-  - Then the module asks the kernel of the node how it reaches that address (C(ip -j route get)), and
-    reads that interface's own IPv4 addresses and MTU (C(ip -j addr show dev)). The RDMA subnet is the
-    connected subnet of the interface address that holds the controller address, with its real
-    prefix length; a bare address is never assumed to be a /24.
-  - The range kept from pods is the first C(/exclude_prefix) of that subnet (Gcore keeps the
-    IPU infrastructure there), or the O(exclude) list when given.
-  - Refuses, with a message naming the address, the interface and what to do, when the address is
-    malformed or does not resolve, when there is no route, when the route goes through a gateway
-    (MACVLAN pods must share the L2 subnet with the controller), when the address is the node's
-    own or not unicast, when the subnet is not larger than the excluded prefix, when a pinned
-    O(interface) is not the one the kernel uses, and when an O(exclude) entry is not inside the subnet.
-  - Adds the controller address and the node's own RDMA address to the excludes (as /32) when
-    the excluded range leaves them out, so the IPAM can never hand either to a pod.
-  - When the route is refused or missing because the RDMA NIC holding the controller's subnet is
-    administratively down (the kernel then drops its routes and finds the default gateway, or
-    nothing), the refusal says so (C(RDMA NIC <if> is down)), read from C(ip -j -4 addr show).
-  - Reads only; never changes anything.
+  - Finds the V-IPU controller an IPU node talks to (C(vipu_server)) and derives the RDMA network it reaches
+    that controller on (C(rdma_network)), both returned and set as facts. Reads only; never changes anything.
+  - "The controller, with where it came from: the O(address) option, or the entry of O(controllers) that
+    O(controller) names (the whole list checked first by the code preflight runs,
+    module_utils/ipu_k8s_vipu_controllers.py); else what C(<cli> --server-version --showjson) prints
+    (C({\"version\": ..., \"host\": \"ip:port\"})) when the V-IPU CLI is installed - a CLI that fails or prints
+    something else is an error, not a reason to look elsewhere; else E(IPUOF_VIPU_API_HOST) and
+    E(IPUOF_VIPU_API_PORT) of the module's environment (the task keyword C(environment) sets them when the
+    login profile is not read). A host name is resolved on the node to an IPv4 address."
+  - The RDMA subnet is the connected subnet, with its real prefix length (never the /24 assumed for a bare
+    address), of the address of the interface the kernel routes the controller address through
+    (C(ip -j route get), C(ip -j addr show dev)); the MTU is that interface's.
+  - The excludes are the first C(/exclude_prefix) of the subnet (Gcore keeps the IPU infrastructure there),
+    or the O(exclude) list, with the controller's and the node's own address added as /32s when they are
+    left out, so the IPAM can never hand either to a pod.
+  - Refuses, naming the address, the interface and what to do, a malformed or unresolvable address, no route,
+    a route through a gateway (MACVLAN pods must share the L2 subnet with the controller), the node's own or
+    a non-unicast address, a subnet not larger than the excluded prefix, a pinned O(interface) the kernel
+    does not use, an O(exclude) outside the subnet, and an RDMA NIC holding the controller's subnet that is
+    administratively down (C(RDMA NIC <if> is down), read from C(ip -j -4 addr show)).
 version_added: "1.0.0"
 author:
   - ipu-k8s maintainers

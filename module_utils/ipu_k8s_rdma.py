@@ -308,8 +308,8 @@ def compute_excludes(network, exclude_prefix=DEFAULT_EXCLUDE_PREFIX, excludes=No
     """The ranges Whereabouts must not hand out -> sorted list of CIDR strings.
 
     With excludes given (CIDRs), they are used as they are, each checked to lie inside
-    network and together to leave addresses for pods. Otherwise the first
-    /exclude_prefix of network, which must be smaller than network itself.
+    network (exclude_own_addresses checks that they leave addresses for pods). Otherwise
+    the first /exclude_prefix of network, which must be smaller than network itself.
     """
     network = ipaddress.IPv4Network(network)
     if excludes:
@@ -324,10 +324,6 @@ def compute_excludes(network, exclude_prefix=DEFAULT_EXCLUDE_PREFIX, excludes=No
                 raise IpuK8sError('exclude %s is not inside the RDMA subnet %s: use ranges of %s only '
                                   '(ipu_k8s_rdma_excludes)' % (exclude, network, network))
             parsed.append(exclude)
-        collapsed = list(ipaddress.collapse_addresses(parsed))
-        if sum(n.num_addresses for n in collapsed) >= network.num_addresses:
-            raise IpuK8sError('excludes %s cover the whole RDMA subnet %s: pods would get no address'
-                              % (', '.join(str(e) for e in parsed), network))
         return [str(n) for n in sorted(set(parsed))]
     exclude_prefix = int(exclude_prefix)
     if not 1 <= exclude_prefix <= 32:

@@ -279,13 +279,9 @@ def site_model(nodes, network_name='', ipam=None, block_size=0):
     }
     if ipam is None:
         return model
-    missing = [h for h, n in nodes.items() if not (n or {}).get('rdma_network')]
-    if missing:
-        raise IpuK8sError('no rdma_network facts for: %s. Run the facts play first (playbooks/rdma_network.yml '
-                          'without --tags rdma_network_apply, or --tags rdma_network_facts)' % ', '.join(missing))
     pods, problems = [], []
     for c in controllers:
-        networks = dict((h, nodes[h]['rdma_network']) for h in c['hosts'])
+        networks = dict((h, nodes[h].get('rdma_network')) for h in c['hosts'])
         try:
             network, found = agree_rdma_networks(networks, ipam, block_size)
         except IpuK8sError as e:

@@ -59,7 +59,10 @@ def site(netns_factory, workdir, hosts):
     inventory_hosts['cp'] = local_host(test_workdir=str(workdir))
     inventory = {'all': {
         'vars': {'ipu_k8s_vipu_controllers': CONTROLLERS, 'ipu_k8s_rdma_network_name': NETWORK,
-                 'rdma_network_multus_conf_dir': str(confdir), 'ipu_k8s_kubernetes_version': '1.33.4'},
+                 'rdma_network_multus_conf_dir': str(confdir), 'ipu_k8s_kubernetes_version': '1.33.4',
+                 # What network_operator's settings check leaves for 1.33's chart row (25.7.0); no
+                 # k8s_cluster group here, so no settings play runs.
+                 'network_operator_ipam': 'whereabouts'},
         'hosts': inventory_hosts,
         'children': {'ipu_nodes': {'hosts': dict((h, None) for h in hosts)},
                      'control_plane': {'hosts': {'cp': None}}}}}

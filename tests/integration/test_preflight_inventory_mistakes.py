@@ -284,3 +284,13 @@ def test_calico_release_pinned_by_the_site_is_accepted(node, tmp_path):
 def test_helm_release_without_a_pinned_sha256_is_refused(node, tmp_path):
     assert_refused(run_preflight(node, tmp_path, helm_version='3.99.0'),
                    'helm_version is 3.99.0, which is not a row of helm_releases', 'helm_tarball_checksum')
+
+
+def test_a_vipu_controller_entry_is_refused_with_every_mistake_it_has(node, tmp_path):
+    # The entry's one home is module_utils/ipu_k8s_vipu_controllers.py: an entry without a name,
+    # with a key it does not know and a bad port gets its whole refusal, not a generic one.
+    assert_refused(run_preflight(node, tmp_path, ipu_k8s_vipu_controllers=[{'host': '10.0.0.1', 'port': 'x',
+                                                                             'colour': 'blue'}]),
+                   'ipu_k8s_vipu_controllers[0] has unknown key(s) colour: the keys are name, host, port, label; '
+                   'ipu_k8s_vipu_controllers[0] has no name: give each controller a name (ipu_k8s_vipu_controller '
+                   "refers to it), e.g. name: pod001; ipu_k8s_vipu_controllers[0]: port 'x' is not a TCP port")

@@ -182,9 +182,10 @@ def site_model(hostvars, ipu_nodes):
 
 
 def test_missing_facts_are_named_before_the_cluster_is_touched():
-    hostvars = {'poplar-01': {'rdma_network': ONE_NODE['poplar-01'], 'vipu_server': VIPU},
-                'poplar-02': {'vipu_server': VIPU}, 'poplar-03': {'vipu_server': VIPU}}
-    with pytest.raises(AnsibleError, match=r'no rdma_network facts for: poplar-02, poplar-03\. Run the facts play'):
+    hostvars = {'poplar-01': {'rdma_network': ONE_NODE['poplar-01'], 'vipu_server': VIPU}, 'poplar-02': {},
+                'poplar-03': {}}
+    with pytest.raises(AnsibleError, match=r'IPU node\(s\) poplar-02, poplar-03 have no vipu_server fact: run the '
+                                           r'rdma_network facts step on them first'):
         site_model(hostvars, ['poplar-01', 'poplar-02', 'poplar-03'])
 
 

@@ -76,14 +76,17 @@ def site(tmp_path):
 def run(netns, site, *extra):
     env = {'ANSIBLE_ROLES_PATH': str(ROOT / 'roles'), 'ANSIBLE_LIBRARY': str(ROOT / 'library'),
            'ANSIBLE_MODULE_UTILS': str(ROOT / 'module_utils')}
-    # the site's pin of the NGC-hosted network-operator archive (preflight refuses without one)
-    pins = ['-e', 'network_operator_chart_sha256=%s' % ('c0ffee' * 10 + 'c0de')]
     return run_playbook(site / 'agree.yml', site / 'hosts.yml', site / 'runner', envvars=env, netns=netns,
-                        cmdline=['--skip-tags', 'rdma_network_apply'] + pins + list(extra), timeout=300)
+                        cmdline=['--skip-tags', 'rdma_network_apply'] + list(extra), timeout=300)
+
+
+# The IPAM network_operator's settings check leaves from the chart row (the inventory here has
+# no k8s_cluster, so no settings play runs): NVIDIA IPAM, as on the default Kubernetes minor's row.
+NV_IPAM = ('-e', 'network_operator_ipam=nv-ipam')
 
 
 def test_nodes_derive_and_agree_on_the_rdma_network(netns, site):
-    result = run(netns, site, '-e', CONTROLLERS)
+    result = run(netns, site, '-e', CONTROLLERS, *NV_IPAM)
     assert result.rc == 0, result.stdout
     agreed = json.loads((site / 'agreed.json').read_text())
     assert agreed == {
@@ -94,8 +97,8 @@ def test_nodes_derive_and_agree_on_the_rdma_network(netns, site):
         # The node's own address (10.247.208.201) lies outside the first /25: excluded with it.
         'excludes': ['10.247.208.0/25', '10.247.208.201/32'],
         'vipu_addresses': ['10.247.208.116'],
-        # The default Kubernetes minor's chart row uses NVIDIA IPAM: its IPPool values
-        # are the same excludes as address ranges and one block per IPU node.
+        # NVIDIA IPAM: its IPPool values are the same excludes as address ranges and one
+        # block per IPU node.
         'nv_ipam': {'block_size': 255,
                     'exclusions': [{'startIP': '10.247.208.0', 'endIP': '10.247.208.127'},
                                    {'startIP': '10.247.208.201', 'endIP': '10.247.208.201'}]},
@@ -107,15 +110,26 @@ def test_nodes_derive_and_agree_on_the_rdma_network(netns, site):
 
 def test_explicit_excludes_and_a_pinned_interface_reach_the_modules(netns, site):
     result = run(netns, site, '-e', CONTROLLERS, '-e', '{"ipu_k8s_rdma_excludes": ["10.247.208.0/26"]}',
-                 '-e', 'ipu_k8s_rdma_interface=rdma0')
+                 '-e', 'ipu_k8s_rdma_interface=rdma0', *NV_IPAM)
     assert result.rc == 0, result.stdout
     agreed = json.loads((site / 'agreed.json').read_text())
     assert agreed['excludes'] == ['10.247.208.0/26', '10.247.208.116/32', '10.247.208.201/32']
 
 
 def test_an_unknown_controller_name_is_refused_on_the_node(netns, site):
-    result = run(netns, site, '-e', CONTROLLERS, '-e', 'ipu_k8s_vipu_controller=pod009')
+    result = run(netns, site, '-e', CONTROLLERS, '-e', 'ipu_k8s_vipu_controller=pod009', *NV_IPAM)
     assert result.rc != 0
     output = ' '.join(' '.join(result.failure_messages()).split())
     assert "ipu_k8s_vipu_controller 'pod009' names no entry of ipu_k8s_vipu_controllers" in output, result.stdout[-3000:]
+    assert not (site / 'agreed.json').exists()
+
+
+def test_the_site_model_without_the_chart_rows_ipam_says_how_to_get_it(netns, site):
+    # The nodes derive their networks; the model then needs the IPAM the settings check chose.
+    result = run(netns, site, '-e', CONTROLLERS)
+    assert result.rc != 0
+    output = ' '.join(' '.join(result.failure_messages()).split())
+    assert ('network_operator_ipam is not set: the RDMA network uses the IPAM of the network-operator chart row'
+            in output), result.stdout[-3000:]
+    assert '-e network_operator_ipam=whereabouts or nv-ipam' in output
     assert not (site / 'agreed.json').exists()

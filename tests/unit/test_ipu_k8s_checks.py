@@ -320,11 +320,19 @@ def test_every_filter_is_registered():
         'ipu_k8s_problems', 'ipu_k8s_cluster_interface_problem', 'ipu_k8s_cluster_addresses_problem',
         'ipu_k8s_kubernetes_support_warning', 'ipu_k8s_chart_support_warning',
         'ipu_k8s_cluster_interface_of', 'ipu_k8s_release_for_minor', 'ipu_k8s_network_operator_chart',
-        'ipu_k8s_ipu_operator_chart', 'ipu_k8s_rdma_network_problem'}
+        'ipu_k8s_ipu_operator_chart'}
 
 
 # --- the cluster networks against the node's RDMA subnet ---------------------------------
 RDMA = {'cidr': '10.247.208.0/23', 'interface': 'rdma0'}
+RDMA0 = dict(ETH0, ipv4={'address': '10.247.208.201', 'netmask': '255.255.254.0'})
+
+
+def rdma_problem(pod, service, interface):
+    """An IPU node with eth0 (10.200.0.2/24) and its RDMA NIC rdma0 (10.247.208.201/23), whose
+    cluster-facing interface is interface."""
+    facts = node_facts(interface, {'eth0': ETH0, 'rdma0': RDMA0, 'lo': LO})
+    return checks.cluster_interface_problem('ipu1', '', facts, pod, service, RDMA)
 
 
 @pytest.mark.parametrize('pod, service', [
@@ -333,7 +341,7 @@ RDMA = {'cidr': '10.247.208.0/23', 'interface': 'rdma0'}
     ('10.247.208.0/33', 'not-a-network'),    # refused on their own (cluster_networks_problem)
 ])
 def test_cluster_networks_clear_of_the_rdma_subnet_pass(pod, service):
-    assert checks.rdma_network_problem('ipu1', RDMA, 'eth0', pod, service) == ''
+    assert rdma_problem(pod, service, 'eth0') == ''
 
 
 @pytest.mark.parametrize('pod, service, interface', [
@@ -343,11 +351,15 @@ def test_cluster_networks_clear_of_the_rdma_subnet_pass(pod, service):
     ('192.168.0.0/16', '10.96.0.0/12', 'rdma0'),    # cluster traffic on the RDMA NIC
 ])
 def test_cluster_networks_on_the_rdma_subnet_or_nic_are_refused(pod, service, interface):
-    assert checks.rdma_network_problem('ipu1', RDMA, interface, pod, service) == (
+    assert rdma_problem(pod, service, interface) == (
         'On ipu1 the RDMA subnet is 10.247.208.0/23 on rdma0. ipu_k8s_pod_subnet=%s and ipu_k8s_service_subnet=%s '
         'must not overlap it, and the cluster-facing interface (%s) must not be the RDMA interface: pods would '
         'route IPU traffic through the wrong network. Choose other pod/service CIDRs or set '
         'ipu_k8s_cluster_interface.' % (pod, service, interface))
+
+
+def test_a_node_without_an_rdma_network_is_not_held_to_one():
+    assert interface_problem(pod='10.247.0.0/16') == ''
 
 
 # --- image references -------------------------------------------------------------------

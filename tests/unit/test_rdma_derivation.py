@@ -171,8 +171,10 @@ def test_explicit_exclude_with_host_bits_is_refused_with_a_suggestion():
 
 
 def test_explicit_excludes_covering_the_whole_subnet_are_refused():
-    with pytest.raises(IpuK8sError, match='cover the whole RDMA subnet'):
-        compute_excludes('10.247.208.0/24', excludes=['10.247.208.0/25', '10.247.208.128/25'])
+    with pytest.raises(IpuK8sError, match='the excludes 10.247.208.0/25, 10.247.208.128/25, with the V-IPU controller '
+                                          'and IPU node addresses, leave no address of the RDMA subnet 10.247.208.0/24'):
+        derive(route_get('10.247.208.5', 'rdma0', '10.247.208.21'), addr_show('rdma0', 9000, '10.247.208.21/24'),
+               '10.247.208.5', excludes=['10.247.208.0/25', '10.247.208.128/25'])
 
 
 @pytest.mark.parametrize('prefix', [0, 33])

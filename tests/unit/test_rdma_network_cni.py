@@ -64,7 +64,7 @@ def cni_check(tmp_path, ipam, *present):
     inventory = tmp_path / 'hosts.json'
     inventory.write_text(json.dumps({'all': {'hosts': {'node': {'ansible_connection': 'local'}}}}))
     return run_playbook(playbook, inventory, tmp_path, extravars={
-        'rdma_network_cni_dir': str(cni_dir), 'network_operator_ipam': ipam}), cni_dir
+        'rdma_network_cni_dir': str(cni_dir), 'rdma_network_cni_ipam': ipam}), cni_dir
 
 
 def test_the_entry_point_refuses_a_node_without_the_rows_ipam_directory(tmp_path):

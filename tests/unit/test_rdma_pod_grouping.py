@@ -140,12 +140,13 @@ def test_without_ipam_only_the_operators_part_is_built():
         None, None, '10.247.208.5:8090:vipu-ctrl=pod001')
 
 
-def test_a_node_without_its_rdma_network_is_named_with_the_fix():
+def test_a_node_without_its_rdma_network_is_refused():
+    # The facts step sets vipu_server and rdma_network together; a node without the one is
+    # refused as having no vipu_server fact, a network that is not one as it is.
     with pytest.raises(IpuK8sError) as refused:
         site_model({'ipu1': {'vipu_server': POD1, 'rdma_network': node('10.247.208.21')},
                     'ipu2': {'vipu_server': POD1}}, 'rdma-net', 'whereabouts')
-    assert str(refused.value) == ('no rdma_network facts for: ipu2. Run the facts play first (playbooks/rdma_network.yml '
-                                  'without --tags rdma_network_apply, or --tags rdma_network_facts)')
+    assert str(refused.value).startswith('the RDMA network of ipu2 is not a dict (None): pass the rdma_network fact')
 
 
 def test_cni_config_carries_the_pods_interface_mtu_and_ipam():

@@ -341,12 +341,10 @@ POD1 = vipu('10.247.208.5', 'pod001', 'v=1')
 POD2 = vipu('10.247.209.5', 'pod002', 'v=2')
 
 
-def test_nodes_without_rdma_network_facts_are_named_in_full():
+def test_a_node_with_an_empty_rdma_network_is_refused_in_full():
     assert model_refusal({'w1': {'vipu_server': POD1, 'rdma_network': rdma('10.247.208.21')},
-                          'w2': {'vipu_server': POD1}, 'w3': {'vipu_server': POD1, 'rdma_network': {}}},
-                         'rdma-net', 'whereabouts') == (
-        'no rdma_network facts for: w2, w3. Run the facts play first (playbooks/rdma_network.yml without --tags '
-        'rdma_network_apply, or --tags rdma_network_facts)')
+                          'w3': {'vipu_server': POD1, 'rdma_network': {}}}, 'rdma-net', 'whereabouts') == (
+        'the RDMA network of w3 lacks interface, cidr, mtu, excludes, vipu_address: did rdma_network_facts run on it?')
 
 
 def test_one_pod_takes_the_network_name_and_the_block_size():
