@@ -69,14 +69,14 @@ def _entries(path):
             for entry in data]
 
 
-def playbook_steps(path, _depth=0):
+def playbook_steps(path):
     """The step label of each play of a playbook file, in play order.
 
     An entry that imports a playbook gives all the plays it imports the import's name; a
     plain play gives its own name. Returns a list of (number, name) or (None, name) pairs,
     or None when the file cannot be read (the callback then uses the play names).
     """
-    entries = _entries(path) if _depth <= 8 else None
+    entries = _entries(path)
     if entries is None:
         return None
     labels = []
@@ -86,7 +86,7 @@ def playbook_steps(path, _depth=0):
             continue
         if not isinstance(imported, str) or '{{' in imported:
             return None
-        inner = playbook_steps(os.path.join(os.path.dirname(path), imported), _depth + 1)
+        inner = playbook_steps(os.path.join(os.path.dirname(path), imported))
         if inner is None:
             return None
         labels.extend([_parse_step(name)] * len(inner) if name else inner)
