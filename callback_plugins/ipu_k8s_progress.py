@@ -12,7 +12,7 @@ description:
   - One line per task (consecutive identical lines folded into one, C(xN); ok lines of
     C(set_fact), C(set_stats) and C(include_vars) left out), under a header per
     step of the journey (C(3/7 cluster)), taken from the names of site.yml's imported playbooks
-    (C(Step N - name)), or from a play variable C(ipu_k8s_step), or from the play names.
+    (C(Step N - name)), or from the play names.
   - Elapsed time per task, per step and for the run.
   - An C(until) retry is printed as a wait (C(waiting for <task> (N s left))), not as a failure.
   - Warnings are shown when they happen and repeated at the end.
@@ -40,7 +40,6 @@ from ansible.playbook.task_include import TaskInclude
 from ansible.plugins.callback.default import CallbackModule as DefaultCallback
 
 _STEP_NAME = re.compile(r'^\s*Step\s+(\d+)\s*[-:]\s*(.+?)\s*$', re.IGNORECASE)
-_IMPORT_KEYS = ('ansible.builtin.import_playbook', 'import_playbook', 'ansible.legacy.import_playbook')
 _STATUS_ORDER = ('failed', 'unreachable', 'changed', 'ok', 'skipped')
 # Tasks that only keep the run's own records: their ok lines are not shown (a failure is).
 _BOOKKEEPING = frozenset(prefix + name for prefix in ('', 'ansible.builtin.', 'ansible.legacy.')
@@ -66,23 +65,18 @@ def _entries(path):
         return None
     if not isinstance(data, list) or not all(isinstance(entry, dict) for entry in data):
         return None
-    entries = []
-    for entry in data:
-        imported = next((entry[key] for key in _IMPORT_KEYS if key in entry), None)
-        if isinstance(imported, dict):
-            imported = imported.get('file') or imported.get('name')
-        entries.append((entry.get('name'), imported))
-    return entries
+    return [(entry.get('name'), next((entry[key] for key in C._ACTION_IMPORT_PLAYBOOK if key in entry), None))
+            for entry in data]
 
 
-def playbook_steps(path, _depth=0):
+def playbook_steps(path):
     """The step label of each play of a playbook file, in play order.
 
     An entry that imports a playbook gives all the plays it imports the import's name; a
     plain play gives its own name. Returns a list of (number, name) or (None, name) pairs,
     or None when the file cannot be read (the callback then uses the play names).
     """
-    entries = _entries(path) if _depth <= 8 else None
+    entries = _entries(path)
     if entries is None:
         return None
     labels = []
@@ -92,7 +86,7 @@ def playbook_steps(path, _depth=0):
             continue
         if not isinstance(imported, str) or '{{' in imported:
             return None
-        inner = playbook_steps(os.path.join(os.path.dirname(path), imported), _depth + 1)
+        inner = playbook_steps(os.path.join(os.path.dirname(path), imported))
         if inner is None:
             return None
         labels.extend([_parse_step(name)] * len(inner) if name else inner)
@@ -183,8 +177,6 @@ class CallbackModule(DefaultCallback):
         self._held = None           # (key, text builder args, count)
         self._changed = {}          # host -> [task names]
         self._warnings = []         # [(message, where)]
-        self._failed_hosts = set()   # from the final stats: a failure a block rescued does not count
-        self._waits = {}            # (task uuid, host) -> start time
 
     # -- output helpers ---------------------------------------------------------------
 
@@ -227,10 +219,6 @@ class CallbackModule(DefaultCallback):
         self._say('%s: %d play(s)%s' % (self._playbook_name, len(plays), check), color=C.COLOR_HIGHLIGHT)
 
     def _label_for(self, play):
-        step_var = (play.vars or {}).get('ipu_k8s_step') if hasattr(play, 'vars') else None
-        if isinstance(step_var, str) and step_var.strip():
-            number, name = _parse_step(step_var)
-            return (number or 0, 0, name)
         return self._play_labels.get(self._play_key(play)) or (None, None, play.get_name().strip() or 'play')
 
     @staticmethod
@@ -242,25 +230,21 @@ class CallbackModule(DefaultCallback):
     @staticmethod
     def _label_text(label):
         number, total, name = label
-        return ('%d/%d ' % (number, total) if number and total else '%d ' % number if number else '') + name
+        return ('%d/%d ' % (number, total) if number else '') + name
 
     def _close_task(self):
         """Print the line of the task whose results were gathered, if any ran."""
         task, self._task = self._task, None
-        if task is None:
-            return
-        statuses = self._task_status
-        self._task_status = {}
+        statuses, self._task_status = self._task_status, {}
+        extras, self._task_extras = self._task_extras, []
         if not statuses:
             return
         status = min(statuses.values(), key=_STATUS_ORDER.index)
-        if status == 'skipped' and not self.get_option('display_skipped_hosts'):
+        if (status in ('failed', 'unreachable')  # printed in full when it happened
+                or status == 'skipped' and not self.get_option('display_skipped_hosts')
+                or status == 'ok' and (not self.get_option('display_ok_hosts')
+                                       or task.action in _BOOKKEEPING and not extras)):
             return
-        if status == 'ok' and not self.get_option('display_ok_hosts'):
-            return
-        if status in ('failed', 'unreachable') or (status == 'ok' and task.action in _BOOKKEEPING
-                                                   and not self._task_extras):
-            return  # a failure was printed in full when it happened
         end = self._task_end or time.monotonic()
         duration = end - (self._task_start or end)
         took = '  (%s)' % format_elapsed(duration) if duration >= 1 else ''
@@ -268,7 +252,6 @@ class CallbackModule(DefaultCallback):
         name = task.get_name().strip()
         text = '  %7s  %-7s  %s  [%s]%s' % (format_elapsed(end - self._run_start), status, name,
                                             summarise_hosts(statuses), took)
-        extras, self._task_extras = self._task_extras, []
         self._hold((status, name, tuple(sorted(statuses.items()))) if not extras else None, text, color)
         for line in extras:
             self._say(line)
@@ -332,7 +315,6 @@ class CallbackModule(DefaultCallback):
         if current is None or _STATUS_ORDER.index(status) < _STATUS_ORDER.index(current):
             self._task_status[host] = status
         self._task_end = time.monotonic()
-        self._waits.pop((result.task._uuid, host), None)
 
     def v2_runner_on_ok(self, result):
         if isinstance(result.task, TaskInclude):
@@ -402,8 +384,6 @@ class CallbackModule(DefaultCallback):
     def v2_runner_retry(self, result):
         """An until loop still waiting: say what is awaited and how long is left."""
         host = result.host.get_name()
-        key = (result.task._uuid, host)
-        started = self._waits.setdefault(key, self._task_start or time.monotonic())
         retries = int(result.result.get('retries', 0) or 0)
         attempts = int(result.result.get('attempts', 0) or 0)
         try:
@@ -413,7 +393,7 @@ class CallbackModule(DefaultCallback):
         left = max(retries - attempts, 0) * delay
         name = (result.task_name or result.task.get_name()).strip()
         text = '  %7s  waiting for %s (%d s left) [%s, %s so far]' % (
-            self._elapsed(), name, left, host, format_elapsed(time.monotonic() - started))
+            self._elapsed(), name, left, host, format_elapsed(time.monotonic() - self._task_start))
         if self._run_is_verbose(result, verbosity=2):
             text += ' last result: %s' % self._dump_results(result.result)
         self._say(text, color=C.COLOR_DEBUG)
@@ -463,13 +443,14 @@ class CallbackModule(DefaultCallback):
         for host, tasks in sorted(self._changed.items()):
             show('  %s: %s' % (host, '; '.join(tasks[:6]) + ('; and %d more' % (len(tasks) - 6) if len(tasks) > 6 else '')))
         show('Hosts:')
+        failed_hosts = set()  # from the final stats: a failure a block rescued does not count
         for host in sorted(stats.processed):
             summary = stats.summarize(host)
             show('%-26s : ok=%d changed=%d unreachable=%d failed=%d skipped=%d rescued=%d ignored=%d' % (
                 host, summary['ok'], summary['changed'], summary['unreachable'], summary['failures'],
                 summary['skipped'], summary['rescued'], summary['ignored']))
             if summary['failures'] or summary['unreachable']:
-                self._failed_hosts.add(host)
+                failed_hosts.add(host)
         warnings = self._all_warnings()
         if warnings:
             show('Warnings (%d, also shown above where they happened):' % len(warnings), color=C.COLOR_WARN)
@@ -480,6 +461,6 @@ class CallbackModule(DefaultCallback):
         for kind, path in reports:
             show('  report (%s): %s' % (kind, path))
         show('Next:')
-        for line in next_steps(self._failed_hosts, counts, changed_total, check, bool(reports)):
+        for line in next_steps(failed_hosts, counts, changed_total, check, bool(reports)):
             show('  %s' % line)
         show('=' * 78)
