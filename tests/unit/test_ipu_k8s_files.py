@@ -7,9 +7,13 @@ from ipu_k8s_files import read, write
 
 
 class Renamer:
-    """Stands in for AnsibleModule: atomic_move is a rename, keeping the staged file's mode."""
+    """Stands in for AnsibleModule: atomic_move is a rename, keeping the staged file's mode. The
+    staged file sits beside its target (a rename, not a copy across file systems), hidden and
+    named after it, so one left by a killed run is never read as configuration (*.conf)."""
 
     def atomic_move(self, src, dest):
+        assert os.path.dirname(os.path.abspath(src)) == os.path.dirname(os.path.abspath(dest))
+        assert os.path.basename(src).startswith('.%s.' % os.path.basename(dest)), src
         os.replace(src, dest)
 
 
@@ -38,3 +42,9 @@ def test_a_written_file_replaces_the_old_one_whole_with_mode_0644_whatever_the_u
     assert (tmp_path / '90-ipu-k8s.conf').read_text() == 'net.ipv4.ip_forward=1\n'
     assert {p.name: oct(p.stat().st_mode & 0o777) for p in tmp_path.iterdir()} == {
         'kubernetes.gpg': '0o644', '90-ipu-k8s.conf': '0o644'}  # and no staged file left behind
+
+
+def test_a_bare_file_name_is_written_in_the_current_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write(Renamer(), 'sources.list', 'deb http://deb.debian.org/debian bookworm main\n')
+    assert (tmp_path / 'sources.list').read_text() == 'deb http://deb.debian.org/debian bookworm main\n'
