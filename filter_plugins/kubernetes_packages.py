@@ -39,20 +39,20 @@ def index_versions(index, package):
     return sorted(versions, key=_version_key)
 
 
+def _deb(path):
+    """(package, version) of a .deb file named name_version_arch.deb, as apt-get download names it; else (None, None)."""
+    match = DEB_NAME.match(str(path).rsplit('/', 1)[-1])
+    return (match.group('name'), match.group('version').replace('%3a', ':')) if match else (None, None)
+
+
 def deb_file_versions(paths, package):
-    """Versions of PACKAGE among .deb file names (name_version_arch.deb), as apt-get download names them."""
-    versions = set()
-    for path in paths or []:
-        match = DEB_NAME.match(str(path).rsplit('/', 1)[-1])
-        if match and match.group('name') == package:
-            versions.add(match.group('version').replace('%3a', ':'))
-    return sorted(versions, key=_version_key)
+    """Versions of PACKAGE among .deb file names."""
+    return sorted({version for name, version in map(_deb, paths or []) if name == package}, key=_version_key)
 
 
 def deb_install_order(paths, order):
     """The .deb files of the packages in ORDER (dependencies first), in that order; others left out."""
-    named = [(DEB_NAME.match(str(path).rsplit('/', 1)[-1]), str(path)) for path in paths or []]
-    return [path for name in order for path in sorted(p for match, p in named if match and match.group('name') == name)]
+    return [path for name in order for path in sorted(str(p) for p in paths or [] if _deb(p)[0] == name)]
 
 
 def version_problem(wanted, available, package, source):

@@ -86,15 +86,8 @@ import shutil
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.ipu_k8s_files import read, write
 from ansible.module_utils.ipu_k8s_gpg import FINGERPRINT, key_problem, normalise, primary_fingerprints
-
-
-def read(path):
-    try:
-        with open(path, 'rb') as handle:
-            return handle.read()
-    except FileNotFoundError:
-        return None
 
 
 def main():
@@ -108,6 +101,7 @@ def main():
         supports_check_mode=True,
     )
     src, dest, setting = module.params['src'], module.params['dest'], module.params['setting']
+    dearmor = not dest.endswith('.asc')
     expected = [normalise(f) for f in module.params['fingerprints']]
     bad = [f for f in expected if not FINGERPRINT.match(f)]
     if not expected or bad:
@@ -115,7 +109,7 @@ def main():
                              'repository documents.' % (setting, module.params['fingerprints']))
     if not os.path.exists(src):
         if module.check_mode:  # a key that would have been fetched would be checked and written
-            module.exit_json(changed=True, fingerprints=[], dearmored=not dest.endswith('.asc'))
+            module.exit_json(changed=True, fingerprints=[], dearmored=dearmor)
         module.fail_json(msg='%s does not exist: download or copy the repository key there first.' % src)
     gpg = module.get_bin_path('gpg', required=True)
     home = tempfile.mkdtemp(prefix='apt-keyring-')
@@ -130,26 +124,16 @@ def main():
             module.fail_json(msg='%s It was removed so the next run fetches it again. If the repository '
                                  'rotated its key, set %s to the new fingerprint it publishes.' % (problem, setting),
                              fingerprints=found, stderr=err)
-        dearmor = not dest.endswith('.asc')
+        keyring = os.path.join(home, 'keyring.gpg') if dearmor else src
         if dearmor:
-            converted = os.path.join(home, 'keyring.gpg')
-            rc, out, err = module.run_command([gpg, '--batch', '--yes', '--dearmor', '--output', converted, src],
+            rc, out, err = module.run_command([gpg, '--batch', '--yes', '--dearmor', '--output', keyring, src],
                                               environ_update=env)
             if rc != 0:
                 module.fail_json(msg='gpg --dearmor %s failed: %s' % (src, err.strip()), rc=rc, stderr=err)
-            wanted = read(converted)
-        else:
-            wanted = read(src)
-        changed = read(dest) != wanted
+        wanted = read(keyring, binary=True)
+        changed = read(dest, binary=True) != wanted
         if changed and not module.check_mode:
-            directory = os.path.dirname(dest) or '.'
-            handle, staged = tempfile.mkstemp(prefix='.' + os.path.basename(dest) + '.', dir=directory)
-            with os.fdopen(handle, 'wb') as out_file:
-                out_file.write(wanted)
-                out_file.flush()
-                os.fsync(out_file.fileno())
-            module.atomic_move(staged, dest)
-            os.chmod(dest, 0o644)  # atomic_move keeps the old file's mode or applies the umask; apt reads as _apt
+            write(module, dest, wanted)
         module.exit_json(changed=changed, fingerprints=found, dearmored=dearmor)
     finally:
         shutil.rmtree(home, ignore_errors=True)

@@ -73,18 +73,11 @@ import os
 import platform
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.ipu_k8s_files import read, write
 
 MODULES_LOAD_DIR = '/etc/modules-load.d'
 PROC_MODULES = '/proc/modules'
 MODULES_BUILTIN = '/lib/modules/%s/modules.builtin' % platform.release()
-
-
-def read(path):
-    try:
-        with open(path) as handle:
-            return handle.read()
-    except FileNotFoundError:
-        return ''
 
 
 def sysctl_value(value):
@@ -103,15 +96,6 @@ def missing_modules(wanted, proc_modules, builtin):
     return [name for name in wanted if name.replace('-', '_') not in have]
 
 
-def write(module, path, content):
-    if not module.check_mode:
-        tmp = '%s.%d.tmp' % (path, os.getpid())
-        with open(tmp, 'w') as handle:
-            handle.write(content)
-        os.chmod(tmp, 0o644)
-        module.atomic_move(tmp, path)
-
-
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -122,12 +106,12 @@ def main():
         supports_check_mode=True,
     )
     result = dict(changed=False, loaded=[], set={}, written=[])
-    modules, sysctls = module.params['modules'], module.params['sysctls']
-    if sysctls and not module.params['sysctl_file']:
+    modules, sysctl_file = module.params['modules'], module.params['sysctl_file']
+    sysctls = {name: sysctl_value(value) for name, value in module.params['sysctls'].items()}
+    if sysctls and not sysctl_file:
         module.fail_json(msg='sysctl_file is required with sysctls, e.g. sysctl_file: /etc/sysctl.d/90-ipu-k8s.conf')
 
-    if modules:
-        result['loaded'] = missing_modules(modules, read(PROC_MODULES), read(MODULES_BUILTIN))
+    result['loaded'] = missing_modules(modules, read(PROC_MODULES) or '', read(MODULES_BUILTIN) or '')
     if result['loaded'] and not module.check_mode:
         modprobe = module.get_bin_path('modprobe', required=True)
         rc, out, err = module.run_command([modprobe, '-a'] + result['loaded'])
@@ -136,13 +120,13 @@ def main():
                              rc=rc, stderr=err, **result)
     for name in modules:
         path = os.path.join(MODULES_LOAD_DIR, name + '.conf')
-        if name not in read(path).split():
-            write(module, path, name + '\n')
+        if name not in (read(path) or '').split():
             result['written'].append(path)
+            if not module.check_mode:
+                write(module, path, name + '\n')
 
     sysctl = module.get_bin_path('sysctl', required=True) if sysctls else None
     for name, value in sysctls.items():
-        value = sysctl_value(value)
         rc, out, err = module.run_command([sysctl, '-n', name])
         if rc == 0 and ' '.join(out.split()) == value:
             continue
@@ -154,12 +138,11 @@ def main():
             if rc != 0 or err.strip():
                 module.fail_json(msg='sysctl -w %s=%s failed: %s' % (name, value, err.strip()), rc=rc,
                                  stderr=err, **result)
-    if sysctls:
-        content = ''.join('%s=%s\n' % (name, sysctl_value(value)) for name, value in sysctls.items())
-        if read(module.params['sysctl_file']) != content:
-            write(module, module.params['sysctl_file'], content)
-            result['written'].append(module.params['sysctl_file'])
-
+    content = ''.join('%s=%s\n' % item for item in sysctls.items())
+    if sysctls and read(sysctl_file) != content:
+        result['written'].append(sysctl_file)
+        if not module.check_mode:
+            write(module, sysctl_file, content)
     result['changed'] = bool(result['loaded'] or result['set'] or result['written'])
     module.exit_json(**result)
 

@@ -89,7 +89,4 @@ def freshness(unit, properties, mtimes, now_realtime, now_monotonic):
 
 def first_loaded(candidates):
     """The first unit name in candidates (list of (name, properties)) whose LoadState is loaded, or ''."""
-    for name, properties in candidates:
-        if properties.get('LoadState') == 'loaded':
-            return name
-    return ''
+    return next((name for name, properties in candidates if properties.get('LoadState') == 'loaded'), '')

@@ -1,4 +1,4 @@
-"""Unit-test plumbing: import module_utils/ipu_k8s_rdma.py (and ipu_k8s_vipu_controllers.py) directly, load the modules in
+"""Unit-test plumbing: import module_utils/ipu_k8s_rdma.py (and ipu_k8s_vipu_controllers.py, ipu_k8s_files.py) directly, load the modules in
 library/ against it, and run their main() the way Ansible's own unit tests do (module
 args patched in, exit_json/fail_json raising). The kernel and the V-IPU CLI are the only
 things replaced (see FakeCommands); the code under test always runs for real."""
@@ -25,6 +25,9 @@ ansible.module_utils.ipu_k8s_rdma = ipu_k8s_rdma
 import ipu_k8s_vipu_controllers  # noqa: E402  (imports ipu_k8s_rdma under the name above)
 sys.modules['ansible.module_utils.ipu_k8s_vipu_controllers'] = ipu_k8s_vipu_controllers
 ansible.module_utils.ipu_k8s_vipu_controllers = ipu_k8s_vipu_controllers
+import ipu_k8s_files  # noqa: E402
+sys.modules['ansible.module_utils.ipu_k8s_files'] = ipu_k8s_files
+ansible.module_utils.ipu_k8s_files = ipu_k8s_files
 
 from module_harness import FakeCommands, ModuleExit, ModuleFail, load_library_module  # noqa: E402,F401
 

@@ -172,6 +172,7 @@ def test_check_mode_reports_a_key_not_fetched_yet_as_a_change(monkeypatch, tmp_p
     src, dest = tmp_path / 'k.asc', tmp_path / 'k.gpg'
     result = run(monkeypatch, {'src': str(src), 'dest': str(dest), 'fingerprints': ['A' * 40]}, check_mode=True)
     assert result['changed'] is True and not dest.exists()
+    assert result['fingerprints'] == [] and result['dearmored'] is True  # a .gpg keyring is the binary form
 
 
 def test_malformed_fingerprint_setting_is_refused(monkeypatch, tmp_path):
