@@ -202,7 +202,7 @@ def test_chart_archive_digest_is_the_repositorys_where_it_publishes_one(chart_ve
         # docs/life-cycle-management.rst: `helm fetch .../charts/network-operator-|helm-chart-version|.tgz`)
         # but no digest readable here: the row carries none and the site must give one.
         assert 'chart_sha256' not in row
-        assert row['chart_url'] == '%s/charts/network-operator-%s.tgz' % (row['repo_url'], chart_version)
+        assert row['chart_url'] == 'https://helm.ngc.nvidia.com/nvidia/charts/network-operator-%s.tgz' % chart_version
     else:
         assert (row['chart_url'], row['chart_sha256']) == (archive['url'], archive['sha256'])
 
@@ -237,9 +237,8 @@ def test_unsupported_kubernetes_minor_is_refused_with_a_way_out(kubernetes_versi
                      for row in chart_table() if 'kubernetes_min' in row) in message
 
 
-def test_every_row_names_an_archive_of_its_repository():
+def test_every_row_names_the_archive_of_its_release():
     for row in chart_table():
-        assert row['chart_url'].startswith(row['repo_url'] + '/')
         assert row['chart_url'].endswith('/network-operator-%s.tgz' % row['chart_version'])
 
 
