@@ -554,7 +554,7 @@ def network_operator_chart(settings):
     if len(matches) != 1:
         if version:
             return {}, ('network_operator_chart_version %s is not a row of network_operator_chart_table (known: %s). '
-                        'Add a row for it (Kubernetes range, repo_url, layout, ipam, and images for the policy '
+                        'Add a row for it (Kubernetes range, chart_url, layout, ipam, and images for the policy '
                         'layout).' % (version, _join(row.get('chart_version') for row in table)))
         ranges = _join('%s-%s' % (row['kubernetes_min'], row['kubernetes_max']) for row in table
                        if 'kubernetes_min' in row)
@@ -587,7 +587,7 @@ def network_operator_chart(settings):
                      'network_operator_chart_sha256 is empty. Set it to the sha256 of %s as your site verified it (on '
                      'a trusted machine: curl -fsSLO %s && sha256sum network-operator-%s.tgz); '
                      'network_operator_chart_local_path, if set, must be that file.'
-                     % (chart, row.get('repo_url'), row.get('chart_url'), row.get('chart_url'), chart))
+                     % (chart, row['chart_url'].rsplit('/', 1)[0], row['chart_url'], row['chart_url'], chart))
     return row, ''
 
 

@@ -23,11 +23,7 @@ import binascii
 import datetime
 
 from ansible.errors import AnsibleFilterError
-
-try:
-    from cryptography import x509
-except ImportError:  # ansible-core requires cryptography; say so plainly if it is missing
-    x509 = None
+from cryptography import x509  # a requirement of ansible-core itself
 
 
 def ipu_operator_webhook_cert(resources, renew_days=0, now=None):
@@ -37,9 +33,6 @@ def ipu_operator_webhook_cert(resources, renew_days=0, now=None):
     secret = resources[0]
     name = secret.get('metadata', {}).get('name', '?')
     encoded = (secret.get('data') or {}).get('cert', '')
-    if x509 is None:
-        raise AnsibleFilterError('reading the webhook certificate needs the Python package cryptography on the '
-                                 'Ansible controller (pip install cryptography)')
     try:
         certificate = x509.load_pem_x509_certificate(base64.b64decode(encoded, validate=True))
     except (binascii.Error, ValueError) as e:

@@ -202,7 +202,7 @@ def test_chart_archive_digest_is_the_repositorys_where_it_publishes_one(chart_ve
         # docs/life-cycle-management.rst: `helm fetch .../charts/network-operator-|helm-chart-version|.tgz`)
         # but no digest readable here: the row carries none and the site must give one.
         assert 'chart_sha256' not in row
-        assert row['chart_url'] == '%s/charts/network-operator-%s.tgz' % (row['repo_url'], chart_version)
+        assert row['chart_url'] == 'https://helm.ngc.nvidia.com/nvidia/charts/network-operator-%s.tgz' % chart_version
     else:
         assert (row['chart_url'], row['chart_sha256']) == (archive['url'], archive['sha256'])
 
@@ -237,9 +237,8 @@ def test_unsupported_kubernetes_minor_is_refused_with_a_way_out(kubernetes_versi
                      for row in chart_table() if 'kubernetes_min' in row) in message
 
 
-def test_every_row_names_an_archive_of_its_repository():
+def test_every_row_names_the_archive_of_its_release():
     for row in chart_table():
-        assert row['chart_url'].startswith(row['repo_url'] + '/')
         assert row['chart_url'].endswith('/network-operator-%s.tgz' % row['chart_version'])
 
 
@@ -259,9 +258,10 @@ def test_release_without_a_published_digest_is_refused_until_the_site_gives_one(
 
 
 def archive_fetch():
-    """The arguments archive.yml gives the shared fetch (roles/ipu_k8s/tasks/fetch.yml)."""
-    tasks = load_role_yaml('network_operator', 'tasks/archive.yml')
-    return next(t for t in tasks if t.get('ansible.builtin.include_role', {}).get('tasks_from') == 'fetch')['vars']
+    """The arguments release.yml gives the shared chart install (roles/ipu_k8s/tasks/helm_chart.yml),
+    which fetches the archive with them (fetch.yml) and installs the release from it."""
+    tasks = load_role_yaml('network_operator', 'tasks/release.yml')
+    return next(t for t in tasks if t.get('ansible.builtin.include_role', {}).get('tasks_from') == 'helm_chart')['vars']
 
 
 def test_site_digest_is_the_one_the_archive_is_checked_against():
@@ -471,7 +471,9 @@ def test_values_template_renders_for_the_site_defaults_without_overrides():
 # --- verified chart archives ---------------------------------------------------------------
 
 def release_task():
-    return next(t for t in load_role_yaml('network_operator', 'tasks/release.yml') if 'kubernetes.core.helm' in t)
+    """The shared install's helm task (roles/ipu_k8s/tasks/helm_chart.yml)."""
+    block = next(t for t in load_role_yaml('ipu_k8s', 'tasks/helm_chart.yml') if 'block' in t)['block']
+    return next(t for t in block if 'kubernetes.core.helm' in t)
 
 
 @pytest.mark.parametrize('chart_version, local_path, expected_ref', [
@@ -482,8 +484,10 @@ def release_task():
 ])
 def test_chart_comes_from_a_checked_file(chart_version, local_path, expected_ref):
     task = release_task()['kubernetes.core.helm']
+    assert task['chart_ref'] == '{{ ipu_k8s_fetch_dest }}'
     variables = {'network_operator_chart_version': chart_version, 'network_operator_chart_local_path': local_path}
-    assert ' '.join(role_expression('network_operator', task['chart_ref'], variables).split()) == expected_ref
+    dest = role_expression('network_operator', archive_fetch()['ipu_k8s_fetch_dest'], variables)
+    assert ' '.join(dest.split()) == expected_ref
     # A file carries its version: nothing is asked of a repository.
     assert 'chart_version' not in task and 'update_repo_cache' not in task
 

@@ -60,14 +60,6 @@ def test_base64_with_stray_characters_is_refused_not_guessed(tmp_path):
         webhook.ipu_operator_webhook_cert([{'metadata': {'name': 's'}, 'data': {'cert': encoded[:8] + '*' + encoded[8:]}}])
 
 
-def test_without_cryptography_the_filter_says_what_to_install(monkeypatch):
-    monkeypatch.setattr(webhook, 'x509', None)
-    with pytest.raises(AnsibleFilterError) as refused:
-        webhook.ipu_operator_webhook_cert([{'metadata': {'name': 's'}, 'data': {'cert': 'eA=='}}])
-    assert str(refused.value) == ('reading the webhook certificate needs the Python package cryptography on the '
-                                  'Ansible controller (pip install cryptography)')
-
-
 def test_the_certificate_is_read_without_deprecated_calls(tmp_path):
     import warnings
     secret = [{'metadata': {'name': 's'}, 'data': {'cert': _made(tmp_path)}}]

@@ -17,12 +17,12 @@ IMAGES = dict((name, {'repository': 'r', 'image': name, 'version': 'v1'})
               for name in ('rdma_shared_device_plugin', 'multus', 'cni_plugins', 'whereabouts'))
 TABLE = [
     {'kubernetes_min': '1.24', 'kubernetes_max': '1.25', 'chart_version': '1.4.0', 'support': 'End of Support',
-     'repo_url': 'https://legacy.example', 'chart_url': 'https://legacy.example/network-operator-1.4.0.tgz',
+     'chart_url': 'https://legacy.example/network-operator-1.4.0.tgz',
      'chart_sha256': SHA_A, 'layout': 'legacy', 'ipam': 'whereabouts'},
     {'kubernetes_min': '1.29', 'kubernetes_max': '1.33', 'chart_version': '25.7.0', 'support': 'Supported',
-     'repo_url': 'https://ngc.example', 'chart_url': 'https://ngc.example/network-operator-25.7.0.tgz',
+     'chart_url': 'https://ngc.example/network-operator-25.7.0.tgz',
      'layout': 'policy', 'ipam': 'whereabouts', 'images': IMAGES},
-    {'chart_version': '26.7.0', 'support': 'not listed', 'repo_url': 'https://ngc.example',
+    {'chart_version': '26.7.0', 'support': 'not listed',
      'chart_url': 'https://ngc.example/network-operator-26.7.0.tgz', 'layout': 'policy', 'ipam': 'nv-ipam'},
 ]
 
@@ -68,7 +68,7 @@ def test_no_row_for_the_minor_is_refused_listing_the_ranges():
 def test_an_unknown_chart_version_is_refused_listing_the_rows():
     assert problems(version='9.9.9') == [
         'network_operator_chart_version 9.9.9 is not a row of network_operator_chart_table (known: 1.4.0, 25.7.0, '
-        '26.7.0). Add a row for it (Kubernetes range, repo_url, layout, ipam, and images for the policy layout).']
+        '26.7.0). Add a row for it (Kubernetes range, chart_url, layout, ipam, and images for the policy layout).']
 
 
 def test_a_pinned_row_outside_the_clusters_minor_is_refused_with_the_tables_pick():
@@ -129,4 +129,4 @@ def test_a_row_without_a_digest_is_refused_until_the_site_gives_one():
 def test_a_chart_version_with_two_rows_is_refused_not_guessed():
     assert problems(version='1.4.0', minor='1.25', table=[TABLE[0], dict(TABLE[0], layout='policy')]) == [
         'network_operator_chart_version 1.4.0 is not a row of network_operator_chart_table (known: 1.4.0, 1.4.0). '
-        'Add a row for it (Kubernetes range, repo_url, layout, ipam, and images for the policy layout).']
+        'Add a row for it (Kubernetes range, chart_url, layout, ipam, and images for the policy layout).']
