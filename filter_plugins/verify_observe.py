@@ -19,11 +19,20 @@ k8s.v1.cni.cncf.io/network-status annotation.
 
 from __future__ import annotations
 
-import ipaddress
 import json
+import os
 import re
+import sys
 
 from ansible.errors import AnsibleFilterError
+
+# The address rule is module_utils' (verify_probe runs it on the nodes): controller-side plugins
+# import it from the directory beside this one, as filter_plugins/ipu_k8s_site.py does.
+_MODULE_UTILS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'module_utils')
+if _MODULE_UTILS not in sys.path:
+    sys.path.insert(0, _MODULE_UTILS)
+
+from ipu_k8s_rdma import in_range  # noqa: E402  (needs the sys.path entry above)
 
 TERMINAL = ('Succeeded', 'Completed', 'Failed')
 # One line each (blanks are spaces and tabs, never a line break).
@@ -39,17 +48,6 @@ def _json(text, what):
         return json.loads(text or '[]')
     except ValueError as exc:
         raise AnsibleFilterError('%s is not JSON: %s' % (what, exc)) from exc
-
-
-def in_range(address, network):
-    """Whether address lies in network's cidr and outside each of its excludes."""
-    try:
-        address = ipaddress.ip_address(str(address))
-        return (address in ipaddress.ip_network(str(network.get('cidr')), strict=False)
-                and not any(address in ipaddress.ip_network(str(item), strict=False)
-                            for item in network.get('excludes') or []))
-    except ValueError:
-        return False
 
 
 def _sections(output):
@@ -147,7 +145,7 @@ def verify_test_pod_seen(output, network, rdma_interface, cluster_interface, use
         'address': {'expected': 'inet in %s, outside %s' % (cidr, ','.join(network.get('excludes') or [])),
                     'observed': '%s %s' % (rdma_interface, inet) if inet else 'no IPv4 address on %s (interfaces: %s)'
                                 % (rdma_interface, ', '.join(link.get('ifname', '?') for link in links)),
-                    'ok': bool(inet) and bool(network) and in_range(inet, network)},
+                    'ok': bool(network) and in_range(inet, network['cidr'], network['excludes'])},
         'routes': {'expected': '%s dev %s, default dev %s' % (cidr, rdma_interface, cluster_interface),
                    'observed': ', '.join('%s dev %s' % (route.get('dst'), route.get('dev', '?')) for route in routes),
                    'ok': devices(cidr) == [rdma_interface] and devices('default') == [cluster_interface]},

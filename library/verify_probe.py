@@ -89,6 +89,7 @@ import re
 import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.ipu_k8s_rdma import in_range
 
 TRIES = 256
 PINGED = re.compile(r'\d+ packets transmitted, \d+ received')
@@ -102,42 +103,27 @@ class StepFailed(Exception):
     """A step of the probe failed: args are its name and what it said."""
 
 
-def subnet(cidr, excludes):
-    """The subnet and its excludes as networks (host bits allowed, as `ip addr` writes them)."""
-    return (ipaddress.ip_interface(str(cidr)).network,
-            [ipaddress.ip_interface(str(item)).network for item in excludes or []])
-
-
-def usable(address, network, excluded):
-    """Whether address lies in network and outside each excluded network."""
-    return address in network and not any(address in item for item in excluded)
-
-
 def probe_address(cidr, excludes=(), taken=(), pinned=''):
     """The probe's address: pinned when usable, else the highest free one from the top."""
-    try:
-        network, excluded = subnet(cidr, excludes)
-    except ValueError as exc:
-        raise StepFailed('Choose the probe address', str(exc))
     used = set()
     for item in taken or []:
         try:
             used.add(ipaddress.ip_address(str(item).split('/')[0]))
         except ValueError:
             continue  # not an address (a neighbour entry without one): nothing to avoid
-    if pinned:
-        try:
-            address = ipaddress.ip_address(str(pinned).strip())
-        except ValueError:
-            address = None
-        if address is not None and usable(address, network, excluded):
-            return str(address)
-    else:
-        top = int(network.broadcast_address)
-        for value in range(top - 1, max(top - TRIES - 1, int(network.network_address)), -1):
-            candidate = ipaddress.ip_address(value)
-            if candidate not in used and usable(candidate, network, excluded):
-                return str(candidate)
+    try:
+        network = ipaddress.ip_interface(str(cidr)).network
+        if pinned:
+            if in_range(pinned, cidr, excludes):
+                return str(pinned).strip()
+        else:
+            top = int(network.broadcast_address)
+            for value in range(top - 1, max(top - TRIES - 1, int(network.network_address)), -1):
+                candidate = ipaddress.ip_address(value)
+                if candidate not in used and in_range(candidate, cidr, excludes):
+                    return str(candidate)
+    except ValueError as exc:
+        raise StepFailed('Choose the probe address', str(exc))
     raise StepFailed('Choose the probe address',
                      'No usable probe address in %s outside %s (got %r). Set verify_datapath_address to a free '
                      'address of that range.' % (cidr, ','.join(map(str, excludes or [])), str(pinned or '').strip()))
@@ -163,15 +149,12 @@ def net1_seen(output, network, user):
     link = (json.loads(output or '[]') or [{}])[0]
     inet = next(iter(link.get('addr_info') or []), {})
     address = inet.get('local', '')
-    try:
-        inside = usable(ipaddress.ip_address(address), *subnet(network['cidr'], network['excludes']))
-    except ValueError:
-        inside = False
     return {'expected': 'net1 in %s outside %s, mtu %s' % (network['cidr'], ','.join(network['excludes']),
                                                            network['mtu']),
             'observed': 'net1 %s/%s mtu %s, uid %s, %s' % (address, inet.get('prefixlen', '?'), link.get('mtu', '?'),
                                                            user, IPAM_STAND_IN),
-            'ok': inside and str(link.get('mtu')) == str(network['mtu'])}
+            'ok': str(link.get('mtu')) == str(network['mtu']) and in_range(address, network['cidr'],
+                                                                            network['excludes'])}
 
 
 def device_nodes(directory='/dev/infiniband'):

@@ -661,3 +661,15 @@ def cni_config(network_name, pod, mode='bridge', ipam='whereabouts', whereabouts
         'mtu': int(network['mtu']),
         'ipam': ipam_config,
     }
+
+
+def in_range(address, cidr, excludes=()):
+    """Whether address is an address in cidr and outside each of excludes; the CIDRs may carry host
+    bits, as `ip addr` writes them. ValueError when cidr or an exclude is not a CIDR."""
+    network = ipaddress.ip_interface(str(cidr)).network
+    excluded = [ipaddress.ip_interface(str(item)).network for item in excludes or []]
+    try:
+        address = ipaddress.ip_address(str(address).strip())
+    except ValueError:
+        return False
+    return address in network and not any(address in item for item in excluded)

@@ -394,19 +394,3 @@ def test_a_node_without_a_ready_condition_is_not_ready_and_without_the_resource_
     assert seen == {'ready': {'expected': '1 nodes, all Ready', 'observed': 'ipu-a=NotReady', 'ok': False},
                     'resource': [{'host': 'ipu-a', 'ok': False, 'observed': '0 on node ipu-a'}]}
 
-
-@pytest.mark.parametrize('address, ok', [
-    ('10.247.209.254', True),
-    ('10.247.208.100', False),  # in the first /25
-    ('10.247.209.200', False),
-    ('10.247.210.1', False),
-    ('not an address', False),
-    ('', False),
-])
-def test_in_range_reads_a_cidr_and_excludes_written_with_host_bits_as_their_networks(address, ok):
-    network = {'cidr': '10.247.208.9/23', 'excludes': ['10.247.208.3/25', '10.247.209.200/32']}
-    assert observe.in_range(address, network) is ok
-
-
-def test_in_range_without_a_cidr_is_false():
-    assert observe.in_range('10.247.209.254', {}) is False

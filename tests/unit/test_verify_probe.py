@@ -73,10 +73,12 @@ def test_only_256_addresses_from_the_top_are_tried():
     assert refused('10.0.0.0/15', ['10.1.255.0/24', '10.1.254.255/32'], []).startswith('No usable probe address')
 
 
-def test_a_taken_entry_that_is_not_an_address_is_ignored_and_a_bad_cidr_is_refused():
+def test_a_taken_entry_that_is_not_an_address_is_ignored_and_a_bad_cidr_or_exclude_is_refused():
     assert pick('192.0.2.0/24', [], ['fe80::1%eth0', None, '192.0.2.254']) == '192.0.2.253'
     assert pick('192.0.2.0/24', None, None) == '192.0.2.254'
     assert refused('192.0.2.0/33', [], []) == "'192.0.2.0/33' does not appear to be an IPv4 or IPv6 interface"
+    assert refused('192.0.2.0/24', ['192.0.2.0/25', 'x'], [], '192.0.2.9') == (
+        "'x' does not appear to be an IPv4 or IPv6 interface")
 
 
 def test_a_subnet_and_excludes_written_with_host_bits_are_read_as_their_networks():
