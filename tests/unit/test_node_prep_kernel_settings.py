@@ -36,8 +36,8 @@ def node(tmp_path, monkeypatch):
     def fail_json(self, **kwargs):
         raise ModuleFail(kwargs)
 
-    def run(args, answers, check_mode=False):
-        commands = FakeCommands(answers, binaries=BINARIES)
+    def run(args, answers, check_mode=False, binaries=BINARIES):
+        commands = FakeCommands(answers, binaries=binaries)
         monkeypatch.setattr(basic.AnsibleModule, 'exit_json', exit_json)
         monkeypatch.setattr(basic.AnsibleModule, 'fail_json', fail_json)
         monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path', lambda self, *a, **kw: commands.get_bin_path(self, *a, **kw))
@@ -79,6 +79,8 @@ def test_a_fresh_node_gets_every_module_and_parameter_now_and_in_the_files(node)
     assert (node.path / '90-ipu-k8s.conf').read_text() == FILE_CONTENT
     assert oct((node.path / '90-ipu-k8s.conf').stat().st_mode & 0o777) == '0o644'
     assert result['changed'] is True and result['loaded'] == ['overlay', 'br_netfilter'] and result['set'] == SYSCTLS
+    assert result['written'] == [str(node.path / 'modules-load.d' / 'overlay.conf'),
+                                 str(node.path / 'modules-load.d' / 'br_netfilter.conf'), str(node.path / '90-ipu-k8s.conf')]
 
 
 def test_a_converged_node_is_read_and_left_alone(node):
@@ -135,3 +137,92 @@ def test_an_unknown_parameter_is_named_with_what_sysctl_said(node):
         node({'sysctls': {'net.ipv4.no_such': '1'}, 'sysctl_file': str(node.path / 'x.conf')}, answers)
     assert failed.value.result['msg'] == ('sysctl cannot read net.ipv4.no_such: sysctl: cannot stat '
                                           '/proc/sys/net/ipv4/no_such: No such file or directory')
+
+
+@pytest.mark.parametrize('value, printed', [(True, '1'), ('true', '1'), ('Yes', '1'), ('yes', '1'), (False, '0'),
+                                            ('false', '0'), ('no', '0'), ('NO', '0'), (0, '0'), ('4096  131072\t6291456',
+                                                                                               '4096 131072 6291456')])
+def test_a_value_is_compared_and_written_as_sysctl_prints_it(value, printed):
+    assert load_library_module('kernel_settings').sysctl_value(value) == printed
+
+
+def test_module_names_match_with_dashes_and_underscores_alike():
+    # The kernel lists nf_conntrack and rdma_rxe; modules.builtin names files with dashes.
+    missing = load_library_module('kernel_settings').missing_modules
+    assert missing(['nf-conntrack', 'ib_core', 'rdma_rxe'], 'nf_conntrack 1 0 - Live 0x0\n',
+                   'kernel/drivers/infiniband/core/ib-core.ko\n') == ['rdma_rxe']
+
+
+def test_a_loaded_module_without_its_file_is_only_persisted(node):
+    (node.path / 'proc-modules').write_text(PROC_MODULES)
+    result, commands = node({'modules': ['br_netfilter']}, {})
+    assert commands.calls == []
+    assert (node.path / 'modules-load.d' / 'br_netfilter.conf').read_text() == 'br_netfilter\n'
+    assert result == {'changed': True, 'loaded': [], 'set': {},
+                      'written': [str(node.path / 'modules-load.d' / 'br_netfilter.conf')]}
+
+
+def test_a_module_missing_from_the_kernel_is_loaded_even_with_its_file_in_place(node):
+    converge_files(node)
+    result, commands = node({'modules': ['overlay']}, {('-a', 'overlay'): (0, '', '')})
+    assert commands.calls == [['/sbin/modprobe', '-a', 'overlay']]
+    assert result == {'changed': True, 'loaded': ['overlay'], 'set': {}, 'written': []}
+
+
+def test_sysctls_without_their_file_are_refused_before_anything_is_read(node):
+    with pytest.raises(ModuleFail) as failed:
+        node({'sysctls': {'net.ipv4.ip_forward': 1}}, {})
+    assert failed.value.result == {'msg': 'sysctl_file is required with sysctls, e.g. sysctl_file: '
+                                          '/etc/sysctl.d/90-ipu-k8s.conf'}
+
+
+def test_a_failed_command_reports_its_exit_code_and_stderr(node):
+    err = 'modprobe: FATAL: Module rdma_rxe not found\n'
+    with pytest.raises(ModuleFail) as failed:
+        node({'modules': ['overlay', 'rdma_rxe']}, {('-a', 'overlay', 'rdma_rxe'): (1, '', err)})
+    assert failed.value.result == {'msg': 'modprobe -a overlay rdma_rxe failed: modprobe: FATAL: Module rdma_rxe not found',
+                                   'rc': 1, 'stderr': err, 'changed': False, 'loaded': ['overlay', 'rdma_rxe'],
+                                   'set': {}, 'written': []}
+    err = 'sysctl: cannot stat /proc/sys/net/ipv4/no_such\n'
+    with pytest.raises(ModuleFail) as failed:
+        node({'sysctls': {'net.ipv4.no_such': '1'}, 'sysctl_file': str(node.path / 'x.conf')},
+             {('-n', 'net.ipv4.no_such'): (255, '', err)})
+    assert failed.value.result == {'msg': 'sysctl cannot read net.ipv4.no_such: ' + err.strip(), 'rc': 255, 'stderr': err,
+                                   'changed': False, 'loaded': [], 'set': {}, 'written': []}
+
+
+@pytest.mark.parametrize('args, answers, missing', [
+    ({'modules': ['overlay']}, {}, 'modprobe'),
+    ({'sysctls': {'net.ipv4.ip_forward': 1}, 'sysctl_file': '/nonexistent/x.conf'}, {}, 'sysctl')])
+def test_a_missing_tool_is_named(node, args, answers, missing):
+    with pytest.raises(ModuleFail) as failed:
+        node(args, answers, binaries={name: path for name, path in BINARIES.items() if name != missing})
+    assert failed.value.result['msg'] == 'Failed to find required executable "%s"' % missing
+
+
+@pytest.mark.parametrize('rc, err', [(1, 'sysctl: permission denied on key "net.ipv4.ip_forward"\n'),
+                                     (0, 'sysctl: setting key "net.ipv4.ip_forward": Invalid argument\n')])
+def test_a_write_sysctl_refuses_fails_with_what_it_said_even_at_exit_code_0(node, rc, err):
+    answers = running({'net.ipv4.ip_forward': '0'})
+    answers[('-w', 'net.ipv4.ip_forward=1')] = (rc, '', err)
+    with pytest.raises(ModuleFail) as failed:
+        node({'sysctls': {'net.ipv4.ip_forward': 'yes'}, 'sysctl_file': str(node.path / 'x.conf')}, answers)
+    assert failed.value.result == {'msg': 'sysctl -w net.ipv4.ip_forward=1 failed: ' + err.strip(), 'rc': rc,
+                                   'stderr': err, 'changed': False, 'loaded': [], 'set': {'net.ipv4.ip_forward': '1'},
+                                   'written': []}
+    assert not (node.path / 'x.conf').exists()
+
+
+def test_modules_alone_need_no_sysctl_tool(node):
+    (node.path / 'proc-modules').write_text(PROC_MODULES)
+    (node.path / 'modules-load.d' / 'br_netfilter.conf').write_text('br_netfilter\n')
+    result, _ = node({'modules': ['br_netfilter']}, {}, binaries={'modprobe': '/sbin/modprobe'})
+    assert result['changed'] is False
+
+
+def test_the_sysctl_file_path_is_expanded_as_a_path(node, monkeypatch):
+    monkeypatch.setenv('KERNEL_SETTINGS_DIR', str(node.path))
+    answers = running({'net.ipv4.ip_forward': '1'})
+    result, _ = node({'sysctls': {'net.ipv4.ip_forward': 1}, 'sysctl_file': '$KERNEL_SETTINGS_DIR/x.conf'}, answers)
+    assert result['written'] == [str(node.path / 'x.conf')]
+    assert (node.path / 'x.conf').read_text() == 'net.ipv4.ip_forward=1\n'
