@@ -50,6 +50,15 @@ def _json(text, what):
         raise AnsibleFilterError('%s is not JSON: %s' % (what, exc)) from exc
 
 
+def _in_network(address, network):
+    """Whether address is in the network's cidr and outside its excludes; a network without a
+    CIDR, or with one that is not a CIDR, holds no address (its row FAILs, the report goes on)."""
+    try:
+        return bool(network) and in_range(address, network.get('cidr'), network.get('excludes'))
+    except ValueError:
+        return False
+
+
 def _sections(output):
     """A reading script's output cut at its '# <name>' lines: {'': what came first, name: what followed}."""
     parts = re.split(r'^# (.*)\n?', str(output or ''), flags=re.MULTILINE)
@@ -145,7 +154,7 @@ def verify_test_pod_seen(output, network, rdma_interface, cluster_interface, use
         'address': {'expected': 'inet in %s, outside %s' % (cidr, ','.join(network.get('excludes') or [])),
                     'observed': '%s %s' % (rdma_interface, inet) if inet else 'no IPv4 address on %s (interfaces: %s)'
                                 % (rdma_interface, ', '.join(link.get('ifname', '?') for link in links)),
-                    'ok': bool(network) and in_range(inet, network['cidr'], network['excludes'])},
+                    'ok': _in_network(inet, network)},
         'routes': {'expected': '%s dev %s, default dev %s' % (cidr, rdma_interface, cluster_interface),
                    'observed': ', '.join('%s dev %s' % (route.get('dst'), route.get('dev', '?')) for route in routes),
                    'ok': devices(cidr) == [rdma_interface] and devices('default') == [cluster_interface]},

@@ -206,6 +206,13 @@ def test_without_a_derived_network_the_address_cannot_pass():
     assert seen['routes']['ok'] is False
 
 
+@pytest.mark.parametrize('network', [dict(NETWORK, cidr='10.247.208.0/33'), dict(NETWORK, excludes=['nonsense'])])
+def test_a_malformed_network_fails_the_address_row_instead_of_stopping_the_report(network):
+    seen = observe.verify_test_pod_seen(pod_reading(POD_ADDR, POD_ROUTES, 'uid 1000, ulimit -l unlimited'), network,
+                                        'net1', 'eth0', 1000)
+    assert seen['address']['ok'] is False
+
+
 def node(name, ready='True', rdma=None):
     status = {'conditions': [{'type': 'MemoryPressure', 'status': 'False'}, {'type': 'Ready', 'status': ready}],
               'allocatable': {'cpu': '8'}}
