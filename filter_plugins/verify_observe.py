@@ -54,7 +54,7 @@ def _in_network(address, network):
     """Whether address is in the network's cidr and outside its excludes; a network without a
     CIDR, or with one that is not a CIDR, holds no address (its row FAILs, the report goes on)."""
     try:
-        return bool(network) and in_range(address, network.get('cidr'), network.get('excludes'))
+        return bool(network) and in_range(network.get('cidr'), network.get('excludes'))(address)
     except ValueError:
         return False
 

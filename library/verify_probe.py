@@ -113,14 +113,15 @@ def probe_address(cidr, excludes=(), taken=(), pinned=''):
             continue  # not an address (a neighbour entry without one): nothing to avoid
     try:
         network = ipaddress.ip_interface(str(cidr)).network
+        inside = in_range(cidr, excludes)
         if pinned:
-            if in_range(pinned, cidr, excludes):
+            if inside(pinned):
                 return str(pinned).strip()
         else:
             top = int(network.broadcast_address)
             for value in range(top - 1, max(top - TRIES - 1, int(network.network_address)), -1):
                 candidate = ipaddress.ip_address(value)
-                if candidate not in used and in_range(candidate, cidr, excludes):
+                if candidate not in used and inside(candidate):
                     return str(candidate)
     except ValueError as exc:
         raise StepFailed('Choose the probe address', str(exc))
@@ -153,8 +154,8 @@ def net1_seen(output, network, user):
                                                            network['mtu']),
             'observed': 'net1 %s/%s mtu %s, uid %s, %s' % (address, inet.get('prefixlen', '?'), link.get('mtu', '?'),
                                                            user, IPAM_STAND_IN),
-            'ok': str(link.get('mtu')) == str(network['mtu']) and in_range(address, network['cidr'],
-                                                                            network['excludes'])}
+            'ok': str(link.get('mtu')) == str(network['mtu']) and in_range(network['cidr'],
+                                                                            network['excludes'])(address)}
 
 
 def device_nodes(directory='/dev/infiniband'):

@@ -663,13 +663,18 @@ def cni_config(network_name, pod, mode='bridge', ipam='whereabouts', whereabouts
     }
 
 
-def in_range(address, cidr, excludes=()):
-    """Whether address is an address in cidr and outside each of excludes; the CIDRs may carry host
-    bits, as `ip addr` writes them. ValueError when cidr or an exclude is not a CIDR."""
+def in_range(cidr, excludes=()):
+    """The rule of an address inside cidr and outside each of excludes, as a predicate taking the
+    address (str or ipaddress), so a caller testing many addresses parses the CIDRs once. The
+    CIDRs may carry host bits, as `ip addr` writes them. ValueError when cidr or an exclude is
+    not a CIDR; an address that is not one is outside."""
     network = ipaddress.ip_interface(str(cidr)).network
     excluded = [ipaddress.ip_interface(str(item)).network for item in excludes or []]
-    try:
-        address = ipaddress.ip_address(str(address).strip())
-    except ValueError:
-        return False
-    return address in network and not any(address in item for item in excluded)
+
+    def inside(address):
+        try:
+            address = ipaddress.ip_address(str(address).strip())
+        except ValueError:
+            return False
+        return address in network and not any(address in item for item in excluded)
+    return inside

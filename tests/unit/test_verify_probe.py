@@ -4,6 +4,7 @@ step is reported. `ip`, `ctr` and the CNI plugin are stood in for (FakeCommands)
 process at a line it prints runs real processes. Every expected value is written out by hand."""
 
 import io
+import ipaddress
 import json
 import os
 import subprocess
@@ -71,6 +72,15 @@ def test_only_256_addresses_from_the_top_are_tried():
     # broadcast-1 down to broadcast-256: 10.1.255.254 ... 10.1.254.255.
     assert pick('10.0.0.0/15', ['10.1.255.0/24'], []) == '10.1.254.255'
     assert refused('10.0.0.0/15', ['10.1.255.0/24', '10.1.254.255/32'], []).startswith('No usable probe address')
+
+
+def test_the_subnet_and_its_excludes_are_parsed_once_per_probe_not_once_per_candidate(monkeypatch):
+    # 255 of the 256 candidates excluded: the CIDR once for the bounds, once with each exclude for the rule.
+    parsed = []
+    real = ipaddress.ip_interface
+    monkeypatch.setattr(ipaddress, 'ip_interface', lambda text: parsed.append(text) or real(text))
+    assert pick('10.0.0.0/15', ['10.1.255.128/25', '10.1.255.0/25'], []) == '10.1.254.255'
+    assert sorted(parsed) == ['10.0.0.0/15', '10.0.0.0/15', '10.1.255.0/25', '10.1.255.128/25']
 
 
 def test_a_taken_entry_that_is_not_an_address_is_ignored_and_a_bad_cidr_or_exclude_is_refused():
