@@ -33,16 +33,12 @@ options:
     elements: str
     required: true
   paths:
-    description:
-      - Configuration files the service reads when it starts. Missing files are ignored.
-      - The placeholder C({unit}) is replaced with the examined unit's name.
+    description: Configuration files the service reads when it starts. Missing files are ignored.
     type: list
     elements: str
     default: []
   read:
-    description:
-      - Files whose current text is returned in RV(contents). Missing files are left out.
-      - The placeholder C({unit}) is replaced with the examined unit's name.
+    description: Files whose current text is returned in RV(contents). Missing files are left out.
     type: list
     elements: str
     default: []
@@ -69,10 +65,10 @@ EXAMPLES = r'''
   changed_when: containerd_freshness.restart_needed
   notify: Restart containerd
 
-- name: The container runtime service of this node (K3s embeds containerd)
+- name: The container runtime service of this node (K3s embeds containerd), and the files to compare with
   systemd_unit_freshness:
     name: [k3s, k3s-agent, containerd]
-    paths: ["/etc/systemd/system/{unit}.service.d/ipu-k8s-memlock.conf"]
+    read: [/etc/containerd/config.toml]
   register: runtime
 '''
 
@@ -118,7 +114,7 @@ newer_paths:
   type: list
   elements: str
 contents:
-  description: The text of each existing file of O(read), path (with C({unit}) filled in) to text.
+  description: The text of each existing file of O(read), path to text.
   returned: always
   type: dict
 '''
@@ -127,6 +123,7 @@ import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.ipu_k8s_files import read
 from ansible.module_utils.ipu_k8s_systemd import SHOW_PROPERTIES, first_loaded, freshness, parse_show
 
 
@@ -154,25 +151,13 @@ def main():
     candidates = [(unit, show(module, systemctl, unit)) for unit in names]
     unit = first_loaded(candidates) or names[-1]
     properties = dict(candidates)[unit]
-    mtimes = {}
-    for path in module.params['paths']:
-        path = path.replace('{unit}', unit)
-        try:
-            mtimes[path] = os.stat(path).st_mtime
-        except FileNotFoundError:
-            continue
+    mtimes = {path: os.stat(path).st_mtime for path in module.params['paths'] if os.path.exists(path)}
     # Both clocks read together, as close to each other as Python allows.
     now_monotonic = time.clock_gettime(time.CLOCK_MONOTONIC)
     now_realtime = time.time()
     result = freshness(unit, properties, mtimes, now_realtime, now_monotonic)
-    contents = {}
-    for path in module.params['read']:
-        path = path.replace('{unit}', unit)
-        try:
-            with open(path) as handle:
-                contents[path] = handle.read()
-        except FileNotFoundError:
-            continue
+    contents = {path: read(path) for path in module.params['read']}
+    contents = {path: text for path, text in contents.items() if text is not None}
     module.exit_json(changed=False, unit=unit, contents=contents, **result)
 
 

@@ -8,7 +8,7 @@ or Ctrl-C does: as soon as the event of the next task's start arrives, runner ca
 run and ansible-playbook's process group gets SIGKILL, so no handler of that run can ever
 fire. Then, without --after, to check that the re-run restarts containerd.
 
-    interrupt.py --after 'containerd : Set LimitMEMLOCK' -- ansible-playbook -i INV converge.yml --tags containerd
+    interrupt.py --after 'containerd : Write each file' -- ansible-playbook -i INV converge.yml --tags containerd
     interrupt.py -- ansible-playbook -i INV converge.yml --tags containerd
 
 Prints one JSON line: the task the run was killed after (with --after), the tasks it had

@@ -128,11 +128,11 @@ def test_module_leaves_a_service_started_after_its_files(run_module, tmp_path):
     assert result['restart_needed'] is False
 
 
-def test_module_picks_the_first_installed_unit_and_fills_in_its_name(run_module, tmp_path):
+def test_module_picks_the_first_installed_unit(run_module, tmp_path):
     dropin = tmp_path / 'k3s-agent.conf'
     dropin.write_text('[Service]\nLimitMEMLOCK=infinity\n')
     result = run_module('systemd_unit_freshness', {
-        'name': ['k3s', 'k3s-agent', 'containerd'], 'paths': [str(tmp_path / '{unit}.conf')]},
+        'name': ['k3s', 'k3s-agent', 'containerd'], 'paths': [str(dropin)]},
         commands({'k3s': show_text(0, load='not-found', active='inactive'), 'k3s-agent': show_text(60),
                   'containerd': show_text(60)}))
     assert result['unit'] == 'k3s-agent'
@@ -158,6 +158,6 @@ def test_module_returns_the_text_of_the_files_to_read_that_exist(run_module, tmp
     dropin = tmp_path / 'containerd.conf'
     dropin.write_text('[Service]\nLimitMEMLOCK=infinity\n')
     result = run_module('systemd_unit_freshness', {
-        'name': ['k3s', 'containerd'], 'read': [str(tmp_path / '{unit}.conf'), str(tmp_path / 'absent.json')]},
+        'name': ['k3s', 'containerd'], 'read': [str(dropin), str(tmp_path / 'absent.json')]},
         commands({'k3s': show_text(0, load='not-found', active='inactive'), 'containerd': show_text(60)}))
     assert result['contents'] == {str(dropin): '[Service]\nLimitMEMLOCK=infinity\n'}

@@ -8,6 +8,7 @@ step reboots the node after converge, so these checks see what survives a reboot
 import json
 import os
 import re
+import tomllib
 
 import pytest
 
@@ -126,6 +127,13 @@ def test_docker_daemon_json_gains_unlimited_memlock_and_keeps_the_rest(host):
     assert config["default-ulimits"]["nofile"] == {"Name": "nofile", "Soft": 65536, "Hard": 65536}
     assert config["exec-opts"] == ["native.cgroupdriver=systemd"]
     assert config["log-opts"] == {"max-size": "100m"}
+
+
+def test_registry_mirror_is_a_hosts_file_in_the_config_path(host):
+    # inventories/lab/host_vars/node1.yml: docker.io with one mirror, default capabilities.
+    hosts = tomllib.loads(host.file("/etc/containerd/certs.d/docker.io/hosts.toml").content_string)
+    assert hosts == {"host": {"http://127.0.0.1:5000": {"capabilities": ["pull", "resolve"]}}}
+    assert 'config_path = "/etc/containerd/certs.d"' in host.check_output("containerd config dump")
 
 
 def test_running_containerd_uses_the_systemd_cgroup_driver(host):
