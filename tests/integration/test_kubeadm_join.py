@@ -1,6 +1,7 @@
-"""kubeadm join, run: the real roles/kubeadm/tasks/join.yml through ansible-runner on this
-machine over the local connection, in a play set up as playbooks/cluster.yml sets it up
-(any_errors_fatal). `kubeadm` and `kubectl` are stand-ins on PATH, the one thing that
+"""kubeadm join, run: the real roles/kubeadm/tasks/address.yml and join.yml through
+ansible-runner on this machine over the local connection, in a play set up as
+playbooks/cluster.yml sets it up (any_errors_fatal), inside a network namespace of the test
+where each host's ipu_k8s_cluster_interface is a veth of its own. `kubeadm` and `kubectl` are stand-ins on PATH, the one thing that
 cannot exist here: kubeadm prints a join command as `kubeadm token create
 --print-join-command` prints it, records its arguments and the JoinConfiguration it was
 given (content and mode), and writes kubelet.conf as a finished join leaves it; kubectl
@@ -76,7 +77,9 @@ exit 0
 
 
 @pytest.fixture
-def cluster(tmp_path):
+def cluster(tmp_path, netns_factory):
+    # Each host's cluster-facing NIC, one end of a veth pair in a namespace of this test, at 10.0.0.11-14.
+    netns = netns_factory('join')
     state, bin_dir = tmp_path / 'state', tmp_path / 'bin'
     state.mkdir()
     bin_dir.mkdir()
@@ -87,9 +90,11 @@ def cluster(tmp_path):
     hosts = {}
     for host in ('cp1', 'cp2', 'w1', 'w2'):
         (tmp_path / host).mkdir()
+        nic = 'nic-' + host
+        netns.ip(f'link add {nic} type veth peer name peer-{host}', f'addr add 10.0.0.{11 + len(hosts)}/24 dev {nic}',
+                 f'link set {nic} up', f'link set peer-{host} up')
         hosts[host] = {'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable,
-                       # set by the role's address step, which needs the real NIC
-                       '__kubeadm_advertise_address': '10.0.0.%d' % (11 + len(hosts))}
+                       'ipu_k8s_cluster_interface': nic}
     # no Kubernetes client here: the wait for Ready is the API tier's business
     hosts['cp1']['ipu_k8s_client_ready'] = False
     (tmp_path / 'hosts.json').write_text(json.dumps({'all': {'hosts': hosts, 'children': {'k8s_cluster': {'children': {
@@ -99,15 +104,16 @@ def cluster(tmp_path):
         'ipu_k8s_kubernetes_dir': str(tmp_path) + '/{{ inventory_hostname }}'}))
     (tmp_path / 'play.yml').write_text(yaml.safe_dump([{
         'hosts': 'all:!cp1', 'gather_facts': False, 'any_errors_fatal': True,
-        'tasks': [{'ansible.builtin.include_role': {'name': 'kubeadm', 'tasks_from': 'join'}}]}]))
-    return dict(dir=tmp_path, state=state, bin=bin_dir)
+        'tasks': [{'ansible.builtin.include_role': {'name': 'kubeadm', 'tasks_from': step}}
+                  for step in ('address', 'join')]}]))
+    return dict(dir=tmp_path, state=state, bin=bin_dir, netns=netns.name)
 
 
 def run(cluster, limit, **env):
     envvars = dict(env, PATH=f"{cluster['bin']}:{os.environ['PATH']}")
     return run_playbook(cluster['dir'] / 'play.yml', cluster['dir'] / 'hosts.json', cluster['dir'],
                         envvars=envvars, cmdline=['--limit', limit, '-e', f"@{cluster['dir'] / 'vars.json'}"],
-                        timeout=300)
+                        timeout=300, netns=cluster['netns'])
 
 
 def joins(cluster):
