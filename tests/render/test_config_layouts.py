@@ -16,7 +16,7 @@ ROLE = Path(__file__).resolve().parents[2] / "roles" / "containerd"
 
 def render_hosts(tmp_path, registry, entry):
     """The role's hosts.toml template for one containerd_registry_hosts entry, parsed."""
-    (tmp_path / "entry.json").write_text(json.dumps({"item": {"key": registry, "value": entry}}))
+    (tmp_path / "entry.json").write_text(json.dumps({"item": {"registry": {"key": registry, "value": entry}}}))
     (tmp_path / "hosts-play.yml").write_text(
         f"""
 - hosts: localhost
