@@ -158,11 +158,11 @@ def pinned_release_problem(rows, minor, setting, value, key='version', table='th
     if _minor_tuple(low) <= _minor_tuple(minor) <= _minor_tuple(high):
         return ''
     fits = release_for_minor(rows, minor, key)
-    unpin = ('set %s to "" and the table picks %s for Kubernetes %s' % (setting, fits[key], minor) if fits
-             else 'set %s to a release documented for Kubernetes %s (and give its row that range)' % (setting, minor))
+    unpin = ('Set %s to "" and the table picks %s for Kubernetes %s' % (setting, fits[key], minor) if fits
+             else 'Set %s to a release documented for Kubernetes %s (and give its row that range)' % (setting, minor))
     return ('%s is "%s", whose row in %s serves Kubernetes %s to %s, not this cluster\'s %s '
             '(ipu_k8s_kubernetes_version): %s, or choose a Kubernetes release from %s to %s.'
-            % (setting, value, table, low, high, minor, unpin[0].upper() + unpin[1:], low, high))
+            % (setting, value, table, low, high, minor, unpin, low, high))
 
 
 def chart_support_warning(row, table):
@@ -638,8 +638,7 @@ def ipu_operator_chart_problem(settings):
 def ipu_operator_values_problem(settings):
     """Extra chart values may not set what the role owns."""
     values = settings['ipu_operator_extra_values'] or {}
-    owned = [path for path, section, key in (('global.vipuControllers', 'global', 'vipuControllers'),
-                                             ('worker.hostNetwork', 'worker', 'hostNetwork'))
+    owned = [section + '.' + key for section, key in (('global', 'vipuControllers'), ('worker', 'hostNetwork'))
              if key in (values.get(section) or {})]
     if owned:
         return ('ipu_operator_extra_values sets %s: the role builds global.vipuControllers from the V-IPU '
@@ -725,13 +724,9 @@ def setting_problems(settings, rule):
 def problems(checks):
     """{kind: settings} -> the messages of every bad setting, kinds in the order given: a kind of
     SETTING_RULES checks each of its {setting: value} alone, a kind of RULES its value as a whole."""
-    found = []
-    for kind, settings in checks.items():
-        if kind in SETTING_RULES:
-            found += setting_problems(settings, kind)
-        else:
-            found += [message for message in [RULES[kind](settings)] if message]
-    return found
+    return [message for kind, settings in checks.items()
+            for message in (setting_problems(settings, kind) if kind in SETTING_RULES else [RULES[kind](settings)])
+            if message]
 
 
 class FilterModule(object):
