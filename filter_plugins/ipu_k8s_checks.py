@@ -158,11 +158,11 @@ def pinned_release_problem(rows, minor, setting, value, key='version', table='th
     if _minor_tuple(low) <= _minor_tuple(minor) <= _minor_tuple(high):
         return ''
     fits = release_for_minor(rows, minor, key)
-    unpin = ('set %s to "" and the table picks %s for Kubernetes %s' % (setting, fits[key], minor) if fits
-             else 'set %s to a release documented for Kubernetes %s (and give its row that range)' % (setting, minor))
+    unpin = ('Set %s to "" and the table picks %s for Kubernetes %s' % (setting, fits[key], minor) if fits
+             else 'Set %s to a release documented for Kubernetes %s (and give its row that range)' % (setting, minor))
     return ('%s is "%s", whose row in %s serves Kubernetes %s to %s, not this cluster\'s %s '
             '(ipu_k8s_kubernetes_version): %s, or choose a Kubernetes release from %s to %s.'
-            % (setting, value, table, low, high, minor, unpin[0].upper() + unpin[1:], low, high))
+            % (setting, value, table, low, high, minor, unpin, low, high))
 
 
 def chart_support_warning(row, table):
@@ -231,26 +231,22 @@ def pod_subnet_capacity_problem(pod_subnet, node_count, block_size, node_mask=KU
     if not CALICO_BLOCK_MIN <= block <= CALICO_BLOCK_MAX:
         return ('calico_block_size=%d is outside what Calico accepts for IPv4 (%d to %d). Use the default 26 '
                 '(64 addresses per block).' % (block, CALICO_BLOCK_MIN, CALICO_BLOCK_MAX))
-    if pod.prefixlen > node_mask or pod.prefixlen > block:
+    # Each node's range is the smaller of the two; `fits` is the longest prefix holding one per node.
+    per_node = min(node_mask, block)
+    fits = per_node - max(nodes - 1, 0).bit_length()
+    if pod.prefixlen > per_node:
         return ('ipu_k8s_pod_subnet=%s is too small: every node takes a /%d of it (kubeadm\'s per-node pod '
                 'range) and Calico a /%d block (calico_block_size). Use a /%d or larger network for %d node(s), '
-                'e.g. 192.168.0.0/16.' % (pod, node_mask, block, _prefix_for(nodes, min(node_mask, block)), nodes))
+                'e.g. 192.168.0.0/16.' % (pod, node_mask, block, fits, nodes))
     if node_mask - pod.prefixlen > KUBEADM_NODE_MASK_MAX_DIFF:
         return ('ipu_k8s_pod_subnet=%s is too large for kubeadm: its prefix may be at most %d bits shorter than '
                 'the per-node /%d. Use a /%d or smaller network, e.g. 192.168.0.0/16.'
                 % (pod, KUBEADM_NODE_MASK_MAX_DIFF, node_mask, node_mask - KUBEADM_NODE_MASK_MAX_DIFF))
-    ranges = 2 ** (min(node_mask, block) - pod.prefixlen)
+    ranges = 2 ** (per_node - pod.prefixlen)
     if ranges < nodes:
         return ('ipu_k8s_pod_subnet=%s is too small for %d nodes: it holds only %d per-node /%d ranges. Use a /%d '
-                'or larger network.' % (pod, nodes, ranges, min(node_mask, block),
-                                        _prefix_for(nodes, min(node_mask, block))))
+                'or larger network.' % (pod, nodes, ranges, per_node, fits))
     return ''
-
-
-def _prefix_for(nodes, per_node_prefix):
-    """The longest prefix holding `nodes` ranges of /per_node_prefix."""
-    bits = max(int(nodes) - 1, 0).bit_length()
-    return per_node_prefix - bits
 
 
 def hosts_problem(hosts):
@@ -281,11 +277,9 @@ def hosts_problem(hosts):
 
 
 def _interface_networks(facts):
-    networks = []
-    for entry in [facts.get('ipv4') or {}] + list(facts.get('ipv4_secondaries') or []):
-        if entry.get('address') and entry.get('netmask'):
-            networks.append(ipaddress.ip_interface('%s/%s' % (entry['address'], entry['netmask'])))
-    return networks
+    return [ipaddress.ip_interface('%s/%s' % (entry['address'], entry['netmask']))
+            for entry in [facts.get('ipv4') or {}] + list(facts.get('ipv4_secondaries') or [])
+            if entry.get('address') and entry.get('netmask')]
 
 
 def _facts_key(interface):
@@ -644,8 +638,7 @@ def ipu_operator_chart_problem(settings):
 def ipu_operator_values_problem(settings):
     """Extra chart values may not set what the role owns."""
     values = settings['ipu_operator_extra_values'] or {}
-    owned = [path for path, section, key in (('global.vipuControllers', 'global', 'vipuControllers'),
-                                             ('worker.hostNetwork', 'worker', 'hostNetwork'))
+    owned = [section + '.' + key for section, key in (('global', 'vipuControllers'), ('worker', 'hostNetwork'))
              if key in (values.get(section) or {})]
     if owned:
         return ('ipu_operator_extra_values sets %s: the role builds global.vipuControllers from the V-IPU '
@@ -731,13 +724,9 @@ def setting_problems(settings, rule):
 def problems(checks):
     """{kind: settings} -> the messages of every bad setting, kinds in the order given: a kind of
     SETTING_RULES checks each of its {setting: value} alone, a kind of RULES its value as a whole."""
-    found = []
-    for kind, settings in checks.items():
-        if kind in SETTING_RULES:
-            found += setting_problems(settings, kind)
-        else:
-            found += [message for message in [RULES[kind](settings)] if message]
-    return found
+    return [message for kind, settings in checks.items()
+            for message in (setting_problems(settings, kind) if kind in SETTING_RULES else [RULES[kind](settings)])
+            if message]
 
 
 class FilterModule(object):
