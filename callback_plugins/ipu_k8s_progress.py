@@ -182,9 +182,9 @@ class CallbackModule(DefaultCallback):
     def _elapsed(self):
         return format_elapsed(time.monotonic() - self._run_start)
 
-    def _say(self, text, color=None, stderr=False):
+    def _say(self, text, color=None):
         self._emit_held()
-        self._display.display(text, color=color, stderr=stderr)
+        self._display.display(text, color=color)
 
     def _hold(self, key, text, color):
         """Print a task line, folding identical consecutive lines into one with a count."""
