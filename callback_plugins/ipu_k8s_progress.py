@@ -324,17 +324,15 @@ class CallbackModule(DefaultCallback):
                 if self._step is not None:
                     self._step[2] += 1
         self._note_warnings(result)
+        self._handle_warnings_and_exception(result)
         if result.task.action in C._ACTION_DEBUG:
             self._show_debug(result)
-        else:
-            self._handle_warnings_and_exception(result)
-            if self._run_is_verbose(result):
-                self._emit_held()
-                super().v2_runner_on_ok(result)
+        elif self._run_is_verbose(result):
+            self._emit_held()
+            super().v2_runner_on_ok(result)
 
     def _show_debug(self, result):
         """A debug message printed as it is (a report keeps its layout), not as YAML."""
-        self._handle_warnings_and_exception(result)
         res = dict(result.result)
         self._clean_results(res, result.task.action)
         message = res.get('msg')
