@@ -102,9 +102,8 @@ def number_steps(labels):
     """Turn (number|None, name) labels into (N, total, name), numbering unnumbered steps in order."""
     distinct = list(dict.fromkeys(labels))
     total = max([len(distinct)] + [n for n, _ in distinct if n is not None])
-    numbered = {}
-    for index, (number, name) in enumerate(distinct, start=1):
-        numbered[(number, name)] = (number if number is not None else index, total, name)
+    numbered = {(number, name): (index if number is None else number, total, name)
+                for index, (number, name) in enumerate(distinct, start=1)}
     return [numbered[label] for label in labels]
 
 
@@ -167,14 +166,14 @@ class CallbackModule(DefaultCallback):
         self._run_start = time.monotonic()
         self._playbook_name = ''
         self._play_labels = {}
-        self._steps = []            # [label, start, end, changed task count]
-        self._step = None
+        self._steps = []            # (label, seconds, changed task count) of each step done
+        self._step = None           # [label, start, changed task count] of the step under way
         self._task = None           # the task whose results are being gathered
         self._task_start = None
         self._task_status = {}
         self._task_extras = []      # lines printed after the task's own line (debug messages)
         self._task_end = None
-        self._held = None           # (key, text builder args, count)
+        self._held = None           # [fold key, text, color, count] of the line not printed yet
         self._changed = {}          # host -> [task names]
         self._warnings = []         # [(message, where)]
 
@@ -183,9 +182,9 @@ class CallbackModule(DefaultCallback):
     def _elapsed(self):
         return format_elapsed(time.monotonic() - self._run_start)
 
-    def _say(self, text, color=None, stderr=False):
+    def _say(self, text, color=None):
         self._emit_held()
-        self._display.display(text, color=color, stderr=stderr)
+        self._display.display(text, color=color)
 
     def _hold(self, key, text, color):
         """Print a task line, folding identical consecutive lines into one with a count."""
@@ -260,21 +259,19 @@ class CallbackModule(DefaultCallback):
         self._close_task()
         if self._step is None:
             return
-        label, start, changed = self._step
-        self._step = None
-        end = time.monotonic()
-        self._steps.append((label, end - start, changed))
-        self._say('  %s done in %s%s' % (self._label_text(label), format_elapsed(end - start),
+        (label, start, changed), self._step = self._step, None
+        seconds = time.monotonic() - start
+        self._steps.append((label, seconds, changed))
+        self._say('  %s done in %s%s' % (self._label_text(label), format_elapsed(seconds),
                                           ', %d task(s) changed' % changed if changed else ''))
 
     def v2_playbook_on_play_start(self, play):
         self._play = play
         label = self._label_for(play)
+        self._close_task()
         if self._step is None or self._step[0] != label:
             self._close_step()
             self._step = [label, time.monotonic(), 0]
-        else:
-            self._close_task()
         hosts = play.hosts if isinstance(play.hosts, str) else ', '.join(play.hosts or [])
         check = ' [check mode]' if play.check_mode else ''
         self._say('')
@@ -311,9 +308,7 @@ class CallbackModule(DefaultCallback):
 
     def _record(self, result, status):
         host = result.host.get_name()
-        current = self._task_status.get(host)
-        if current is None or _STATUS_ORDER.index(status) < _STATUS_ORDER.index(current):
-            self._task_status[host] = status
+        self._task_status[host] = min(status, self._task_status.get(host, status), key=_STATUS_ORDER.index)
         self._task_end = time.monotonic()
 
     def v2_runner_on_ok(self, result):
@@ -329,17 +324,15 @@ class CallbackModule(DefaultCallback):
                 if self._step is not None:
                     self._step[2] += 1
         self._note_warnings(result)
+        self._handle_warnings_and_exception(result)
         if result.task.action in C._ACTION_DEBUG:
             self._show_debug(result)
-        else:
-            self._handle_warnings_and_exception(result)
-            if self._run_is_verbose(result):
-                self._emit_held()
-                super().v2_runner_on_ok(result)
+        elif self._run_is_verbose(result):
+            self._emit_held()
+            super().v2_runner_on_ok(result)
 
     def _show_debug(self, result):
         """A debug message printed as it is (a report keeps its layout), not as YAML."""
-        self._handle_warnings_and_exception(result)
         res = dict(result.result)
         self._clean_results(res, result.task.action)
         message = res.get('msg')

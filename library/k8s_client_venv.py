@@ -17,8 +17,7 @@ description:
     directory on the host (C(pip --no-index --find-links)), for sites without internet access.
   - Independent of the distribution's packages (Ubuntu 22.04's C(python3-kubernetes) is 12.0.1);
     the virtualenv does not see the system site-packages.
-  - Returns the virtualenv's interpreter in RV(python) and whether it can be used in RV(ready).
-    In check mode a virtualenv that does not exist yet is reported as a change with C(ready=false).
+  - In check mode a virtualenv that does not exist yet is reported as a change, with RV(ready) false.
 version_added: "1.0.0"
 author:
   - ipu-k8s maintainers

@@ -122,7 +122,8 @@ import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.ipu_k8s_kubeadm import INIT_API_PHASES, INIT_FILE_PHASES, init_progress, join_progress
+from ansible.module_utils.ipu_k8s_kubeadm import (
+    INIT_API_PHASES, INIT_FILE_PHASES, init_file, init_progress, join_progress)
 
 
 class Cluster:
@@ -181,11 +182,8 @@ def main():
     )
     p = module.params
     if p['mode'] == 'init':
-        files = {}
-        for phase, path in INIT_FILE_PHASES:
-            where = (os.path.join(p['kubelet_dir'], path[len('kubelet:'):]) if path.startswith('kubelet:')
-                     else os.path.join(p['kubernetes_dir'], path))
-            files[path] = os.path.exists(where)
+        files = {path: os.path.exists(init_file(path, p['kubernetes_dir'], p['kubelet_dir']))
+                 for _phase, path in INIT_FILE_PHASES}
         api_ready, objects = None, {}
         if all(files.values()):
             cluster = Cluster(module)
@@ -199,10 +197,9 @@ def main():
     if p['kubelet_conf']:
         cluster = Cluster(module)
         found = cluster.get('node', p['node_name'], output='json')
-        if found:
-            node = True
-            labels = json.loads(found).get('metadata', {}).get('labels', {})
-            label = 'node-role.kubernetes.io/control-plane' in labels
+        node = bool(found)
+        labels = json.loads(found or '{}').get('metadata', {}).get('labels', {})
+        label = 'node-role.kubernetes.io/control-plane' in labels
         if p['control_plane']:
             etcd = bool(cluster.get('pod', 'etcd-' + p['node_name'], 'kube-system'))
     finish(module, join_progress(p['host'], p['kubelet_conf'], p['control_plane'], node, label, etcd))

@@ -11,6 +11,8 @@ does LAST, read back from the cluster.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import os
+
 # `kubeadm init` phases that leave a file on the node, in the order kubeadm runs them.
 INIT_FILE_PHASES = (
     ('certs', 'pki/ca.crt'),
@@ -40,6 +42,13 @@ INIT_FINISH_PHASES = (
 )
 
 
+def init_file(path, kubernetes_dir='', kubelet_dir='/var/lib/kubelet'):
+    """Where an INIT_FILE_PHASES path is: NAME under kubernetes_dir, kubelet:NAME under kubelet_dir (by
+    default as the messages name them: relative to kubeadm's directory, kubelet's files in full)."""
+    return (os.path.join(kubelet_dir, path[len('kubelet:'):]) if path.startswith('kubelet:')
+            else os.path.join(kubernetes_dir, path))
+
+
 def _reset_advice(host):
     return ('Run `kubeadm reset -f` on {0} (or playbooks/reset.yml -e reset_confirm=true --limit {0}), '
             'then run the playbook again.'.format(host))
@@ -56,8 +65,7 @@ def init_progress(host, files, api_ready, objects):
     missing (what is not there), phases (argument lists for `kubeadm init phase`), message.
     """
     done = [phase for phase, path in INIT_FILE_PHASES if files.get(path)]
-    missing = ['%s (%s)' % (path.replace('kubelet:', '/var/lib/kubelet/'), phase)
-               for phase, path in INIT_FILE_PHASES if not files.get(path)]
+    missing = ['%s (%s)' % (init_file(path), phase) for phase, path in INIT_FILE_PHASES if not files.get(path)]
     result = {'done': done, 'missing': missing, 'phases': []}
     if not done:
         return dict(result, action='init', message='%s has no kubeadm state: kubeadm init runs.' % host)
@@ -65,8 +73,8 @@ def init_progress(host, files, api_ready, objects):
         return dict(result, action='reset', message=(
             'kubeadm init on {0} stopped after the "{1}" phase: {2} exist(s), {3} do(es) not. '
             'It cannot be resumed from there. {4}').format(
-            host, done[-1], ', '.join(path.replace('kubelet:', '/var/lib/kubelet/') for phase, path in INIT_FILE_PHASES
-                                      if files.get(path)), ', '.join(missing), _reset_advice(host)))
+            host, done[-1], ', '.join(init_file(path) for phase, path in INIT_FILE_PHASES if files.get(path)),
+            ', '.join(missing), _reset_advice(host)))
     if not api_ready:
         return dict(result, action='reset', message=(
             'kubeadm init on {0} wrote every file, but the API server does not answer /readyz. '
