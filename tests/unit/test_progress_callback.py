@@ -68,6 +68,13 @@ def test_a_debug_message_is_printed_as_it_is_under_its_task(journey):
     assert re.search(r'  Say something  \[localhost\]\n' + re.escape('a multi-line\nreport body\n'), proc.stdout), proc.stdout
 
 
+def test_a_warning_is_shown_where_it_happened_and_again_at_the_end(journey):
+    proc, _ = journey
+    # Ansible's own display prints it on stderr as the task ends; the closing block repeats it.
+    assert proc.stderr.count('[WARNING]: the marker is a test double') == 1, proc.stderr
+    assert 'Warnings (1, also shown above where they happened):' in closing_block(proc.stdout)
+
+
 def test_an_until_retry_is_shown_as_a_wait_not_a_failure(journey):
     proc, _ = journey
     waits = re.findall(r'waiting for The counter reaches 2 \((\d+) s left\) \[localhost, \d+:\d\d so far\]', proc.stdout)
