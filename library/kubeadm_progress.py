@@ -197,9 +197,10 @@ def main():
     if p['kubelet_conf']:
         cluster = Cluster(module)
         found = cluster.get('node', p['node_name'], output='json')
-        node = bool(found)
-        labels = json.loads(found or '{}').get('metadata', {}).get('labels', {})
-        label = 'node-role.kubernetes.io/control-plane' in labels
+        if found:
+            node = True
+            labels = json.loads(found).get('metadata', {}).get('labels', {})
+            label = 'node-role.kubernetes.io/control-plane' in labels
         if p['control_plane']:
             etcd = bool(cluster.get('pod', 'etcd-' + p['node_name'], 'kube-system'))
     finish(module, join_progress(p['host'], p['kubelet_conf'], p['control_plane'], node, label, etcd))
