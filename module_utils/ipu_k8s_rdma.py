@@ -296,12 +296,8 @@ def connected_network(addresses, address, device, preferred_source=None):
         have = ', '.join(str(a) for a in addresses) or 'no IPv4 address'
         raise IpuK8sError('the V-IPU address %s is routed through %s, but %s has %s and none of its subnets holds '
                           '%s: give %s an address in the V-IPU subnet' % (address, device, device, have, address, device))
-    longest = max(a.network.prefixlen for a in candidates)
-    candidates = [a for a in candidates if a.network.prefixlen == longest]
-    for candidate in candidates:
-        if preferred_source and str(candidate.ip) == preferred_source:
-            return candidate
-    return candidates[0]
+    # max() keeps the first of equals: the first address listed when no source is preferred.
+    return max(candidates, key=lambda a: (a.network.prefixlen, str(a.ip) == preferred_source))
 
 
 def compute_excludes(network, exclude_prefix=DEFAULT_EXCLUDE_PREFIX, excludes=None):
