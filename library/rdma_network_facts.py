@@ -38,7 +38,6 @@ options:
   address:
     description:
       - The V-IPU controller as C(host) or C(host:port); C(host) is an IPv4 address or a host name.
-      - When given, the CLI and the environment are not consulted.
       - Mutually exclusive with O(controllers).
     type: str
   controllers:
@@ -46,7 +45,6 @@ options:
       - The V-IPU controllers of the inventory (C(ipu_k8s_vipu_controllers)), each a dict with
         C(name), C(host) (IPv4 address or DNS name, no port), optional C(port) (default O(port)) and
         optional C(label) (C(key=value), default O(label)).
-      - When not empty, the entry O(controller) names is used and the CLI and the environment are not consulted.
     type: list
     elements: dict
     default: []

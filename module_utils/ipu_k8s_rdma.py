@@ -296,12 +296,8 @@ def connected_network(addresses, address, device, preferred_source=None):
         have = ', '.join(str(a) for a in addresses) or 'no IPv4 address'
         raise IpuK8sError('the V-IPU address %s is routed through %s, but %s has %s and none of its subnets holds '
                           '%s: give %s an address in the V-IPU subnet' % (address, device, device, have, address, device))
-    longest = max(a.network.prefixlen for a in candidates)
-    candidates = [a for a in candidates if a.network.prefixlen == longest]
-    for candidate in candidates:
-        if preferred_source and str(candidate.ip) == preferred_source:
-            return candidate
-    return candidates[0]
+    # max() keeps the first of equals: the first address listed when no source is preferred.
+    return max(candidates, key=lambda a: (a.network.prefixlen, str(a.ip) == preferred_source))
 
 
 def compute_excludes(network, exclude_prefix=DEFAULT_EXCLUDE_PREFIX, excludes=None):
@@ -435,17 +431,18 @@ def exclude_own_addresses(network, excludes, addresses):
     return [str(n) for n in sorted(set(parsed + added))], [str(n) for n in sorted(added)]
 
 
+def _host_range(network):
+    """(first, last) host address of network as ints (network and broadcast address left out from /30 up)."""
+    edge = 0 if network.prefixlen >= 31 else 1
+    return int(network.network_address) + edge, int(network.broadcast_address) - edge
+
+
 def _usable_count(network, excludes):
-    """Host addresses of network (network and broadcast address left out from /30 up) not in excludes."""
-    hosts = network.num_addresses - (2 if network.prefixlen <= 30 else 0)
-    first = int(network.network_address) + (1 if network.prefixlen <= 30 else 0)
-    last = first + hosts - 1
-    covered = 0
-    for exclude in excludes:
-        low = max(first, int(exclude.network_address))
-        high = min(last, int(exclude.broadcast_address))
-        covered += max(0, high - low + 1)
-    return hosts - covered
+    """Host addresses of network (as _host_range says) not in excludes."""
+    first, last = _host_range(network)
+    covered = sum(max(0, min(last, int(e.broadcast_address)) - max(first, int(e.network_address)) + 1)
+                  for e in excludes)
+    return last - first + 1 - covered
 
 
 def exclude_ranges(excludes):
@@ -470,9 +467,7 @@ def nv_ipam_blocks(network, block_size):
     address itself only for /31 and /32), a block valid while its last address is inside
     the subnet and is not the broadcast address.
     """
-    network = ipaddress.IPv4Network(network)
-    first = int(network.network_address) + (0 if network.prefixlen >= 31 else 1)
-    last = int(network.broadcast_address) - (0 if network.prefixlen >= 31 else 1)
+    first, last = _host_range(ipaddress.IPv4Network(network))
     return [(start, start + block_size - 1) for start in range(first, last - block_size + 2, block_size)]
 
 

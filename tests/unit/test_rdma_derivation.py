@@ -294,6 +294,9 @@ def test_the_connected_address_is_the_most_specific_then_the_first_without_a_pre
     addresses = [ipaddress.IPv4Interface(a) for a in ('10.247.208.21/23', '10.247.208.22/23', '10.31.7.21/24')]
     assert connected_network(addresses, V, 'rdma0') == ipaddress.IPv4Interface('10.247.208.21/23')
     assert connected_network(addresses, V, 'rdma0', '10.247.208.22') == ipaddress.IPv4Interface('10.247.208.22/23')
+    # The subnet closest to the V-IPU address wins over the route's preferred source on a wider one.
+    nested = [ipaddress.IPv4Interface(a) for a in ('10.247.208.22/22', '10.247.208.21/24')]
+    assert connected_network(nested, V, 'rdma0', '10.247.208.22') == ipaddress.IPv4Interface('10.247.208.21/24')
     with pytest.raises(IpuK8sError) as refused:
         connected_network(addresses[2:], V, 'rdma0')
     assert str(refused.value) == ('the V-IPU address 10.247.208.5 is routed through rdma0, but rdma0 has '
