@@ -20,9 +20,6 @@ description:
     the verified key (an older key, or a file cut short by an interruption) is rewritten, with mode 0644
     whatever the umask (apt reads keyrings as its unprivileged C(_apt) user).
   - gpg runs with a throwaway home directory; nothing is imported anywhere.
-version_added: "1.0.0"
-author:
-  - ipu-k8s maintainers
 options:
   src:
     description: The key file as downloaded or copied to the node.

@@ -18,9 +18,6 @@ description:
   - Independent of the distribution's packages (Ubuntu 22.04's C(python3-kubernetes) is 12.0.1);
     the virtualenv does not see the system site-packages.
   - In check mode a virtualenv that does not exist yet is reported as a change, with RV(ready) false.
-version_added: "1.0.0"
-author:
-  - ipu-k8s maintainers
 options:
   path:
     description: Directory of the virtualenv.

@@ -15,9 +15,6 @@ description:
   - Sets each parameter of O(sysctls) whose running value (C(sysctl -n)) differs, and writes them all,
     one C(name=value) line each, to O(sysctl_file) (the files community.general.modprobe and
     ansible.posix.sysctl write, for every item in one call).
-version_added: "1.0.0"
-author:
-  - ipu-k8s maintainers
 options:
   modules:
     description: Kernel modules, loaded in this order before any sysctl is read (net.bridge.* keys exist

@@ -22,9 +22,6 @@ description:
     O(node_name), and for a control-plane join its etcd static pod and control-plane label; O(kubelet_conf)
     says whether the joining node has kubelet.conf. Returns C(join), C(complete) or C(reset).
   - Only reads. With O(require) it also fails, with that message, on a state the play cannot go on from.
-version_added: "1.0.0"
-author:
-  - ipu-k8s maintainers
 options:
   mode:
     description: Which command to judge.

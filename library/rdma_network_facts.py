@@ -31,9 +31,6 @@ description:
     a non-unicast address, a subnet not larger than the excluded prefix, a pinned O(interface) the kernel
     does not use, an O(exclude) outside the subnet, and an RDMA NIC holding the controller's subnet that is
     administratively down (C(RDMA NIC <if> is down), read from C(ip -j -4 addr show)).
-version_added: "1.0.0"
-author:
-  - ipu-k8s maintainers
 options:
   address:
     description:

@@ -21,9 +21,6 @@ description:
     picks the container runtime service the node has).
   - Also returns the current text of the files in O(read), so a caller writes only what differs.
   - Changes nothing. Register the result and use C(changed_when) and C(notify) on the restart_needed value.
-version_added: "1.0.0"
-author:
-  - ipu-k8s maintainers
 options:
   name:
     description:

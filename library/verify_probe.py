@@ -22,9 +22,6 @@ description:
     plugin made net1 from O(cni_config) with a static IPAM; inside it reads net1 and C(ulimit -l), registers
     an RDMA memory region (ibv_rc_pingpong, stopped once it prints "local address") and pings the V-IPU
     controller.
-version_added: "1.0.0"
-author:
-  - ipu-k8s maintainers
 options:
   probe:
     {description: Which probe to run., type: str, choices: [datapath, container], required: true}
