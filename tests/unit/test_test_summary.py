@@ -99,25 +99,58 @@ def test_each_tier_time_and_counts_close_the_output(tmp_path):
     assert re.fullmatch(r" +total +\d+:\d\d", lines[-2]), lines[-4:]
 
 
-def test_a_long_check_name_widens_its_column(tmp_path):
-    """The static tier with stand-in linters: a playbook name longer than any fixed column."""
+def run_static(tmp_path, playbook="site.yml", tools=None):
+    """scripts/test static on a copy whose linters are stand-ins: each tool of tools (name:
+    shell script) as given, the others passing."""
     repo = tmp_path / "repo"
     (repo / "scripts").mkdir(parents=True)
     (repo / "playbooks").mkdir()
     (repo / "inventories" / "lab").mkdir(parents=True)
     (repo / "library").mkdir()
     shutil.copy(ROOT / "scripts" / "test", repo / "scripts" / "test")
-    bin_dir = repo / ".venv" / "bin"
-    bin_dir.mkdir(parents=True)
+    (repo / ".venv" / "bin").mkdir(parents=True)
     for tool in ("scripts/bootstrap", ".venv/bin/yamllint", ".venv/bin/ansible-lint", ".venv/bin/ansible-playbook"):
-        (repo / tool).write_text("#!/bin/sh\nexit 0\n")
+        (repo / tool).write_text((tools or {}).get(Path(tool).name, "#!/bin/sh\nexit 0\n"))
         (repo / tool).chmod(0o755)
     (repo / "inventories" / "lab" / "hosts.yml").write_text("all: {}\n")
     (repo / "site.yml").write_text("[]\n")
-    long_name = "a_playbook_whose_name_is_much_longer_than_the_old_fifty_eight_columns.yml"
-    (repo / "playbooks" / long_name).write_text("[]\n")
-    proc = subprocess.run([str(repo / "scripts" / "test"), "static"], cwd=repo, capture_output=True, text=True,
+    (repo / "playbooks" / playbook).write_text("[]\n")
+    return subprocess.run([str(repo / "scripts" / "test"), "static"], cwd=repo, capture_output=True, text=True,
                           timeout=300)
+
+
+def why_it_failed(out):
+    """The lines scripts/test prints between the closing table and the tier times."""
+    return out.split("why it failed (the full output is above):\n", 1)[1].split("\n\neach tier:", 1)[0]
+
+
+def test_each_failure_is_said_again_next_to_the_summary(tmp_path):
+    """A failed test by its name and message; a failed check by the lines of its output that
+    say why (a failed task, a failed Molecule step) or, when none does, its last lines."""
+    out = run_summary(tmp_path).stdout
+    name, message = why_it_failed(out).splitlines()
+    assert name == ("[unit] tests.unit.test_sample::test_fails_with_a_long_name"
+                    "[a-parameter-long-enough-to-push-the-name-past-any-fixed-column-width]"), out
+    assert re.fullmatch(r"    AssertionError: assert 'a-parameter-\S+' == 'something else'", message), out
+    noise = "".join("echo 'ok: [node1] => step %d'\n" % step for step in range(40))
+    proc = run_static(tmp_path / "static", tools={
+        "yamllint": "#!/bin/sh\necho 'site.yml'\necho '  2:6  error  too many spaces after colon'\nexit 1\n",
+        "ansible-lint": "#!/bin/sh\n%secho 'fatal: [node1]: FAILED! => {\"msg\": \"the drop-in is missing\"}'\n%s"
+                        "echo 'INFO     [lab > side_effect] Executed: Failed'\n%sexit 2\n" % (noise, noise, noise)})
+    assert proc.returncode == 1
+    assert why_it_failed(proc.stdout).splitlines()[:12] == [
+        "[static] yamllint", "    site.yml", "      2:6  error  too many spaces after colon",
+        "[static] ansible-lint --offline --profile production",
+        "    fatal: [node1]: FAILED! => {\"msg\": \"the drop-in is missing\"}",
+        "    ok: [node1] => step 0", "    ok: [node1] => step 1", "    ok: [node1] => step 2",
+        "    INFO     [lab > side_effect] Executed: Failed",
+        "    ok: [node1] => step 0", "    ok: [node1] => step 1", "    ok: [node1] => step 2"], proc.stdout
+
+
+def test_a_long_check_name_widens_its_column(tmp_path):
+    """The static tier with stand-in linters: a playbook name longer than any fixed column."""
+    long_name = "a_playbook_whose_name_is_much_longer_than_the_old_fifty_eight_columns.yml"
+    proc = run_static(tmp_path, long_name)
     rows = [line for line in proc.stdout.splitlines() if line.startswith("static ")]
     assert any(long_name in row for row in rows), proc.stdout
     # Every row's status starts in the same column, after the longest name.
