@@ -1,6 +1,8 @@
 # -*- coding: utf-8 -*-
 """kubeadm's control-plane taint and the NicClusterPolicy's DaemonSets.
 
+- ipu_k8s_tainted_control_planes(groups, untaint): the control-plane hosts that keep kubeadm's
+  NoSchedule taint (the kubeadm role removes it from the others).
 - ipu_k8s_control_plane_tolerations(groups, untaint, setting, chart): which IPU nodes are
   control planes that keep kubeadm's NoSchedule taint, the tolerations the NicClusterPolicy
   gives its DaemonSets for it, and the refusal when they cannot or may not ->
@@ -23,7 +25,8 @@ kubeadm taints control planes node-role.kubernetes.io/control-plane:NoSchedule; 
 longer sets node-role.kubernetes.io/master and removes it on `kubeadm upgrade apply`
 (kubernetes/kubernetes pull request 110095), and every policy-layout row serves 1.29 or later,
 so the control-plane key is the one to tolerate. The kubeadm role removes the taint on a
-one-node cluster or with kubeadm_untaint_control_plane (roles/kubeadm/tasks/main.yml).
+one-node cluster or with kubeadm_untaint_control_plane (roles/kubeadm/tasks/main.yml, by
+ipu_k8s_tainted_control_planes).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -81,7 +84,8 @@ def control_plane_tolerations(groups, untaint, setting, chart):
 
 
 class FilterModule(object):
-    """kubeadm's control-plane taint, for the NicClusterPolicy."""
+    """kubeadm's control-plane taint: where it stays, and the NicClusterPolicy's tolerations of it."""
 
     def filters(self):
-        return {'ipu_k8s_control_plane_tolerations': control_plane_tolerations}
+        return {'ipu_k8s_tainted_control_planes': tainted_control_planes,
+                'ipu_k8s_control_plane_tolerations': control_plane_tolerations}
