@@ -506,3 +506,98 @@ def test_row_with_an_unknown_ipam_is_refused():
     # The role's argument spec holds the choices; Ansible refuses before the first task.
     assert 'value of ipam must be one of: whereabouts, nv-ipam, got: dhcp' in VALIDATE_CASES.refusal('ipam-dhcp')
     VALIDATE_CASES.passes('site-digest-26.1.2')
+
+
+# --- an IPU node that is a control plane keeping kubeadm's taint -----------------------------
+
+# The taint kubeadm keeps on the control planes of a cluster of more than one node; from 1.25
+# the only one (kubernetes/kubernetes pull request 110095 stopped setting, and on upgrade
+# removed, node-role.kubernetes.io/master), and every policy-layout row serves 1.29 or later.
+CONTROL_PLANE_TOLERATION = {'key': 'node-role.kubernetes.io/control-plane', 'operator': 'Exists',
+                            'effect': 'NoSchedule'}
+
+
+def inventory_groups(control_plane, workers, ipu_nodes):
+    """The groups of an inventory laid out as inventories/gcore/hosts.yml is."""
+    return {'all': control_plane + workers, 'ungrouped': [], 'k8s_cluster': control_plane + workers,
+            'control_plane': control_plane, 'workers': workers, 'ipu_nodes': ipu_nodes}
+
+
+# poplar-01 is both control plane and IPU node on a 3-node cluster.
+TAINTED_IPU_CONTROL_PLANE = inventory_groups(['poplar-01'], ['poplar-02', 'poplar-03'],
+                                             ['poplar-01', 'poplar-02', 'poplar-03'])
+ONE_NODE = inventory_groups(['poplar-01'], [], ['poplar-01'])
+NO_OVERLAP = inventory_groups(['cp1'], ['poplar-01', 'poplar-02'], ['poplar-01', 'poplar-02'])
+
+
+def crd_spec_properties(chart_version):
+    return yaml.safe_load(release_crd(chart_version, 'nicclusterpolicies').read_text())['spec']['versions'][0][
+        'schema']['openAPIV3Schema']['properties']['spec']['properties']
+
+
+@pytest.mark.parametrize('chart_version', POLICY_VERSIONS)
+def test_policy_tolerates_the_control_plane_taint_only_where_an_ipu_node_keeps_it(chart_version):
+    # Each release's CRD has spec.tolerations, a list of core Tolerations; the operator hands
+    # it to every DaemonSet of the policy (pkg/state/state_rdma_shared_device_plugin.go,
+    # state_multus_cni.go, state_cni_plugins.go, state_whereabouts_cni.go, state_nv_ipam_cni.go:
+    # Tolerations: cr.Spec.Tolerations; v26.4.1 state_rdma_shared_device_plugin.go:165
+    # cr.GetTolerations(), api/v1alpha1/nicclusterpolicy_types.go:511 returning Spec.Tolerations),
+    # whose templates add only nvidia.com/gpu (e.g. v26.4.1
+    # manifests/state-multus-cni/0050-multus-ds.yml:38-44).
+    tolerations = crd_spec_properties(chart_version)['tolerations']
+    assert tolerations['type'] == 'array'
+    assert {'key', 'operator', 'effect'} <= set(tolerations['items']['properties'])
+    policy = render_policy(chart_version, groups=TAINTED_IPU_CONTROL_PLANE)
+    validate_custom_resource(policy, release_crd(chart_version, 'nicclusterpolicies'))
+    assert policy['spec']['tolerations'] == [CONTROL_PLANE_TOLERATION]
+    # Everything else is the policy of any other site.
+    del policy['spec']['tolerations']
+    assert policy == render_policy(chart_version)
+    # A cluster of one node (kubeadm removes the taint), control planes untainted by the
+    # kubeadm role, and no IPU node on a control plane: the policy of today, to the byte.
+    today = render_role_template('network_operator', 'nicclusterpolicy.yaml.j2',
+                                 {'network_operator_chart_version': chart_version})
+    for groups, untaint in ((ONE_NODE, False), (NO_OVERLAP, False), (TAINTED_IPU_CONTROL_PLANE, True)):
+        text = render_role_template('network_operator', 'nicclusterpolicy.yaml.j2', {
+            'network_operator_chart_version': chart_version, 'groups': groups,
+            'kubeadm_untaint_control_plane': untaint})
+        assert text == today, (groups['control_plane'], untaint)
+    # The setting overrides the inventory either way.
+    assert render_policy(chart_version, groups=NO_OVERLAP, network_operator_tolerate_control_plane='always')[
+        'spec']['tolerations'] == [CONTROL_PLANE_TOLERATION]
+
+
+def test_preflight_refuses_a_tainted_ipu_control_plane_the_policy_may_not_or_cannot_tolerate(tmp_path):
+    """The validate entry point (what preflight runs) on the 3-node inventory: a legacy row, and
+    never, are refused with the host and the ways out; auto on a policy row passes."""
+    # What the legacy refusal rests on: the legacy releases' NicClusterPolicy has no
+    # tolerations (and at v1.3.0/v1.4.0 manifests/stage-multus-cni/0050-multus-ds.yml,
+    # stage-container-networking-plugins/0010-*.yml and stage-whereabouts-cni/0050-*.yaml
+    # carry no toleration at all).
+    for chart_version in [v for v in CHART_VERSIONS if ROWS[v]['layout'] == 'legacy']:
+        assert 'tolerations' not in crd_spec_properties(chart_version), chart_version
+    cases = {
+        'poplar-01': {'network_operator_tolerate_control_plane': 'never',
+                      'ipu_k8s_kubernetes_version': '1.31.4', 'network_operator_chart_sha256': SITE_SHA},
+        'poplar-02': {'ipu_k8s_kubernetes_version': '1.25.16'},
+        'poplar-03': {'ipu_k8s_kubernetes_version': '1.31.4', 'network_operator_chart_sha256': SITE_SHA},
+    }
+    inventory, play = tmp_path / 'hosts.yml', tmp_path / 'play.yml'
+    inventory.write_text(yaml.safe_dump({'all': {
+        'vars': {'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable},
+        'children': {
+            'k8s_cluster': {'children': {'control_plane': {'hosts': {'poplar-01': cases['poplar-01']}},
+                                         'workers': {'hosts': {h: cases[h] for h in ('poplar-02', 'poplar-03')}}}},
+            'ipu_nodes': {'hosts': {h: {} for h in cases}}}}}))
+    play.write_text(yaml.safe_dump([{'hosts': 'all', 'gather_facts': False, 'tasks': [{
+        'ansible.builtin.include_role': {'name': 'network_operator', 'tasks_from': 'validate'}}]}]))
+    run = run_playbook(play, inventory, tmp_path / 'runner', timeout=300)
+    assert run.status == 'failed', run.stdout[-3000:]
+    failures = dict((host, ' '.join(text.split())) for host, text in run.failures().items())
+    assert set(failures) == {'poplar-01', 'poplar-02'}, failures
+    assert failures['poplar-01'].startswith('network_operator_tolerate_control_plane is never, but poplar-01 is in '
+                                            'control_plane and ipu_nodes'), failures['poplar-01']
+    assert 'network-operator chart 1.4.0 (legacy layout) cannot tolerate that taint' in failures['poplar-02']
+    for message in failures.values():
+        assert 'Set kubeadm_untaint_control_plane: true' in message
+        assert 'take poplar-01 out of ipu_nodes' in message

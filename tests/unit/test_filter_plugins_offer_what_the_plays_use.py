@@ -17,7 +17,7 @@ PLUGINS = ['filter_plugins/helm_release.py', 'filter_plugins/ipu_operator_webhoo
            'filter_plugins/rdma_shared_device_plugin.py', 'filter_plugins/ipu_k8s_checks.py',
            'filter_plugins/ipu_k8s_client.py', 'filter_plugins/kubeadm_join.py',
            'filter_plugins/kubernetes_packages.py',
-           'filter_plugins/reset_netfilter.py']
+           'filter_plugins/reset_netfilter.py', 'filter_plugins/control_plane_taint.py']
 PLAYS = '\n'.join(path.read_text() for pattern in ('roles/**/*.yml', 'roles/**/*.j2', 'playbooks/**/*.yml', 'site.yml')
                   for path in ROOT.glob(pattern))
 
