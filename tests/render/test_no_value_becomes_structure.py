@@ -132,6 +132,7 @@ def systemd_environment_file(text):
     state by state: comments, unquoted values with backslash escapes and continuation lines,
     single quotes taken literally, double quotes unescaping \\ " ` $ and a continuation line."""
     pairs, key, value, state = [], '', None, 'PRE_KEY'
+    trailing = None  # where the value's unescaped trailing whitespace starts (last_value_whitespace)
 
     def push():
         pairs.append((key.rstrip(), value))
@@ -146,7 +147,7 @@ def systemd_environment_file(text):
             if c in '\n\r':
                 state, key = 'PRE_KEY', ''
             elif c == '=':
-                state, value = 'PRE_VALUE', None
+                state, value, trailing = 'PRE_VALUE', None, None
             else:
                 key += c
         elif state == 'PRE_VALUE':
@@ -163,12 +164,16 @@ def systemd_environment_file(text):
                 state, value = 'VALUE', (value or '') + c
         elif state == 'VALUE':
             if c in '\n\r':
-                value = value.rstrip(' \t') if value else value
+                value = value if trailing is None else value[:trailing]
                 push()
                 state, key, value = 'PRE_KEY', '', None
             elif c == '\\':
-                state = 'VALUE_ESCAPE'
+                state, trailing = 'VALUE_ESCAPE', None
             else:
+                if c not in ' \t':
+                    trailing = None
+                elif trailing is None:
+                    trailing = len(value or '')
                 value = (value or '') + c
         elif state == 'VALUE_ESCAPE':
             state = 'VALUE'
@@ -200,8 +205,8 @@ def systemd_environment_file(text):
         elif state == 'COMMENT_ESCAPE':
             state = 'PRE_KEY' if c in '\n\r' else 'COMMENT'
     if state in ('PRE_VALUE', 'VALUE', 'VALUE_ESCAPE', 'SINGLE', 'DOUBLE', 'DOUBLE_ESCAPE'):
-        if state == 'VALUE' and value:
-            value = value.rstrip(' \t')
+        if state == 'VALUE' and trailing is not None:
+            value = value[:trailing]
         push()
     return pairs
 
