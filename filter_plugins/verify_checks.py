@@ -17,7 +17,8 @@ TAGS = ('verify_node', 'verify_cluster')
 SELECT_ALL = ('all', 'tagged', 'verify')
 SCOPES = ('node', 'cluster')
 # Where a check runs, and how the README's table says it.
-HOSTS = {'k8s_cluster': 'every node', 'ipu_nodes': 'IPU nodes', 'api': 'first control-plane host'}
+HOSTS = {'k8s_cluster': 'every node', 'ipu_nodes': 'IPU nodes', 'control_plane': 'control-plane hosts',
+         'api': 'first control-plane host'}
 FIELDS = {'id', 'title', 'scope', 'hosts', 'tags', 'tasks', 'client', 'expected', 'rows', 'prerequisite',
           'check_mode', 'opt_in', 'opt_in_reason', 'one_reading'}
 REQUIRED = ('id', 'title', 'scope', 'hosts', 'tags', 'tasks')
@@ -124,8 +125,8 @@ def selected_tags(run_tags, skip_tags):
 def applies_to(check, host, groups):
     """Whether the check runs on (or, not run, is reported for) this host."""
     groups = groups or {}
-    if check['hosts'] == 'ipu_nodes':
-        return host in (groups.get('ipu_nodes') or [])
+    if check['hosts'] in ('ipu_nodes', 'control_plane'):
+        return host in (groups.get(check['hosts']) or [])
     if check['hosts'] == 'api':
         return host == (list(groups.get('control_plane') or []) or [host])[0]
     return True

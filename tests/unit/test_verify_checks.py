@@ -215,7 +215,7 @@ def test_skipping_the_cluster_tag_reports_the_cluster_checks_with_the_sites_reas
     api = [r for r in rows('cp1', skip_tags=['verify_cluster']) if r['observed'] == CLUSTER_SKIP
            or r['check'].startswith('IPUJob')]
     assert [r['check'] for r in api][2:] == [
-        'nodes Ready', 'rdma/rdma_shared_device_a allocatable', 'Network Operator pods Ready',
+        'kubeadm certificates (soonest)', 'nodes Ready', 'rdma/rdma_shared_device_a allocatable', 'Network Operator pods Ready',
         'IPU Operator pods Ready', 'IPU Operator webhook certificate',
         "rdma-net takes each node's CNI file (several IPU-PODs)", 'RDMA test pod Ready (uid 1000, no hostNetwork)',
         'test pod net1 address in the RDMA range', 'test pod routes', 'test pod memlock unlimited',
@@ -226,6 +226,16 @@ def test_skipping_the_cluster_tag_reports_the_cluster_checks_with_the_sites_reas
     opted = rows('cp1', skip_tags=['verify_cluster'], opted_in={'verify_ipujob_smoke_test': True})
     assert opted[-1]['observed'] == CLUSTER_SKIP
     assert 'Python Kubernetes client' not in [r['check'] for r in opted]
+
+
+def test_a_control_plane_check_runs_on_each_control_plane_host_only():
+    groups = dict(GROUPS, control_plane=['cp1', 'cp2'], k8s_cluster=['cp1', 'cp2', 'ipu1', 'w1'])
+    checks = [{'id': 'certs', 'title': 'certs', 'hosts': 'control_plane', 'tags': ['verify_cluster'],
+               'tasks': 'certs.yml', 'expected': 'x'}]
+
+    def ran(host):
+        return ids(verify_checks.verify_plan(checks, host, groups, ['all'], [], ALL, TAG_SKIP)['run'])
+    assert [ran(host) for host in ('cp1', 'cp2', 'ipu1', 'w1')] == [['certs'], ['certs'], [], []]
 
 
 def test_the_cluster_tag_alone_reports_the_node_checks_as_skipped():

@@ -1,0 +1,95 @@
+"""playbooks/remove-node.yml against the real kube-apiserver of the API tier: the Node is
+cordoned, its pods evicted and the Node deleted for real; kubeadm is a stand-in.
+
+The stand-in is the reset role's kubeadm (reset_kubeadm_binary), a script that logs its
+arguments: the test checks it was called once, with `reset --force`, on the removed node,
+and never when the run is refused. Its state file (reset_kubeadm_state_files) is a file of
+the test, so the reset role's own guard (kubeadm state present) lets it run.
+
+A ReplicaSet holds one pod bound to poplar-02 (nodeName): drain evicts it through the
+Eviction API, so the pod the test saw is gone, and the Node is gone after the run. A second
+run finds no Node and changes nothing. Removing cp1, the only control-plane host, is refused
+before anything changes.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+NODE = 'poplar-02'
+NAMESPACE = 'default'
+REPLICASET = 'remove-node-probe'
+
+
+@pytest.fixture(scope='module')
+def kubeadm(site):
+    log = site.dir / 'remove-node-kubeadm.log'
+    stand_in = site.dir / 'remove-node-kubeadm'
+    state = site.dir / 'remove-node-kubelet.conf'
+    state.write_text('state\n')
+    # as kubeadm reset, it removes the node's state: a second run has nothing to reset
+    stand_in.write_text('#!/bin/sh\necho "$@" >> %s\nrm -f %s\n' % (log, state))
+    stand_in.chmod(0o755)
+    return {'log': log, 'vars': {'reset_kubeadm_binary': str(stand_in), 'reset_kubeadm_state_files': [str(state)],
+                                 'ipu_k8s_join_config_path': str(site.dir / 'remove-node-join.yaml'),
+                                 'remove_node_drain_timeout': 120}}
+
+
+def calls(kubeadm):
+    return kubeadm['log'].read_text().split('\n')[:-1] if kubeadm['log'].exists() else []
+
+
+def ran(result, task):
+    return sorted(host for host, res in result.results(task).items() if not res.get('skipped'))
+
+
+def _replicaset(api):
+    api.apply({'apiVersion': 'apps/v1', 'kind': 'ReplicaSet', 'metadata': {'name': REPLICASET, 'namespace': NAMESPACE},
+               'spec': {'replicas': 1, 'selector': {'matchLabels': {'app': REPLICASET}},
+                        'template': {'metadata': {'labels': {'app': REPLICASET}},
+                                     'spec': {'nodeName': NODE, 'terminationGracePeriodSeconds': 0,
+                                              'containers': [{'name': 'c', 'image': 'probe'}]}}}})
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        pods = api.core.list_namespaced_pod(NAMESPACE, label_selector='app=' + REPLICASET).items
+        if pods:
+            return pods[0].metadata.uid
+        time.sleep(1)
+    raise AssertionError('the ReplicaSet made no pod in 60 s')
+
+
+def test_the_last_control_plane_is_refused(site, api, kubeadm):
+    result = site.play('remove-node.yml', extra_vars=dict(kubeadm['vars'], remove_node_host='cp1', remove_node_confirm=True))
+    assert result.rc != 0, result.explain()
+    assert any('the last control-plane host' in m for m in result.failures()), result.failures()
+    assert api.get('v1', 'Node', 'cp1') is not None
+    assert not calls(kubeadm)
+
+
+def test_without_confirmation_nothing_changes(site, api, kubeadm):
+    result = site.play('remove-node.yml', extra_vars=dict(kubeadm['vars'], remove_node_host=NODE))
+    assert result.rc != 0
+    assert any('-e remove_node_confirm=true' in m for m in result.failures()), result.failures()
+    node = api.get('v1', 'Node', NODE)
+    assert node is not None and not node['spec'].get('unschedulable'), node
+    assert not calls(kubeadm)
+
+
+def test_a_node_is_drained_reset_and_deleted(site, api, kubeadm):
+    uid = _replicaset(api)
+    result = site.play('remove-node.yml', extra_vars=dict(kubeadm['vars'], remove_node_host=NODE, remove_node_confirm=True))
+    assert result.rc == 0, result.stdout[-4000:]
+    assert api.get('v1', 'Node', NODE) is None
+    assert uid not in [p.metadata.uid for p in api.core.list_namespaced_pod(NAMESPACE).items], 'the pod was not evicted'
+    # kubeadm reset ran once, on the removed node alone (the other hosts share this machine)
+    assert calls(kubeadm) == ['reset --force']
+    assert ran(result, 'reset : Reset the node with kubeadm') == [NODE], result.explain()
+    assert ran(result, 'remove_node : Cordon the Node and evict its pods') == ['cp1'], result.explain()
+    # kubernetes.core.k8s_drain's own account: the ReplicaSet's pod was evicted
+    assert '1 Pod(s) deleted from node.' in result.results('Cordon the Node and evict its pods')['cp1']['result']
+    assert 'run playbooks/rdma_network.yml' in result.stdout
+    site.play('remove-node.yml',
+              extra_vars=dict(kubeadm['vars'], remove_node_host=NODE, remove_node_confirm=True)).assert_unchanged()
+    assert calls(kubeadm) == ['reset --force']
