@@ -576,7 +576,16 @@ def network_operator_chart(settings):
     row = matches[0]
     row_sha = row.get('chart_sha256') or ''
     chart, layout, ipam, prefix = row['chart_version'], row['layout'], row['ipam'], settings['ipu_k8s_rdma_resource_prefix']
-    if (layout == 'legacy' and prefix != 'rdma') or (layout == 'policy' and 'images' not in row):
+    if layout == 'policy' and 'images' not in row:
+        fits = release_for_minor(table, minor, 'chart_version').get('chart_version')
+        return row, ('network_operator_chart_version is "%s", whose row in network_operator_chart_table has no images: '
+                     'not all of its component images are published where this project could read them '
+                     '(tests/schemas/network_operator/published.yaml names the missing ones), so it cannot be '
+                     'installed until the row has them. %s.' % (
+                         chart, 'Set network_operator_chart_version to "" and the table picks %s for Kubernetes %s'
+                         % (fits, minor) if fits else 'No installable release of the table serves Kubernetes %s'
+                         % minor))
+    if layout == 'legacy' and prefix != 'rdma':
         return row, ('Chart %s (%s layout): the layout must be legacy or policy; legacy charts (before 24.10) always '
                      'publish the RDMA resource under the prefix "rdma" (ipu_k8s_rdma_resource_prefix is "%s"); a '
                      'policy-layout row needs its images.' % (chart, layout, prefix))

@@ -194,3 +194,17 @@ def test_kubeadm_of_the_minor_reads_the_chosen_api_version(minor):
 def test_kubeadm_api_table_matches_the_facts():
     table = {row["api_version"]: (row["since"], row.get("until")) for row in KUBEADM["__kubeadm_api_versions"]}
     assert table == {name: (f["first_minor"], f["last_minor"]) for name, f in KUBEADM_FACTS.items()}
+
+
+@pytest.mark.parametrize("chart", [row["chart_version"] for row in CHARTS if not installable(row)])
+@pytest.mark.parametrize("minor,fix", [("1.35", 'Set network_operator_chart_version to "" and the table picks 26.4.1'),
+                                       ("1.36", "No installable release of the table serves Kubernetes 1.36")])
+def test_a_pinned_row_without_its_images_is_refused_saying_why_and_what_to_do(chart, minor, fix):
+    # 26.4.2, 26.7.0 and 26.7.1: published.yaml names the images no page read here gives.
+    assert set(CHART_FACTS[chart]["images_not_read"]) - set(CHART_FACTS[chart].get("images") or {})
+    row, message = checks.network_operator_chart({
+        "network_operator_chart_table": CHARTS, "network_operator_chart_version": chart,
+        "ipu_k8s_kubernetes_minor": minor, "network_operator_chart_sha256": "", "ipu_k8s_rdma_resource_prefix": "rdma"})
+    assert row["chart_version"] == chart
+    assert message.startswith('network_operator_chart_version is "%s", whose row in network_operator_chart_table has '
+                              "no images" % chart) and fix in message, message
