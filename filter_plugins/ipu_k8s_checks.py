@@ -148,31 +148,49 @@ def release_for_minor(rows, minor, key='version'):
 
 
 def pinned_release_problem(rows, minor, setting, value, key='version', table='the table'):
-    """A release the site pinned (SETTING=VALUE) whose row of TABLE gives a tested Kubernetes
-    range must serve the cluster's MINOR. '' when nothing is pinned, the value is no row (its
-    own check says so) or the row has no range (a release chosen only by name)."""
+    """A release the site pinned (SETTING=VALUE) as a row of TABLE must document the cluster's
+    MINOR: its row carries the Kubernetes range the release documents, and a row without one
+    cannot be chosen. '' when nothing is pinned or the value is no row (its own check says so)."""
     row = next((r for r in rows or [] if value and str(r.get(key)) == str(value)), {})
-    if 'kubernetes_min' not in row or not re.fullmatch(r'^[0-9]+\.[0-9]+$', str(minor)):
+    if not row or not re.fullmatch(r'^[0-9]+\.[0-9]+$', str(minor)):
         return ''
-    low, high = str(row['kubernetes_min']), str(row['kubernetes_max'])
-    if _minor_tuple(low) <= _minor_tuple(minor) <= _minor_tuple(high):
-        return ''
+    # documented_min/_max where a row serves fewer minors than its release documents.
+    low = row.get('documented_min', row.get('kubernetes_min'))
+    high = row.get('documented_max', row.get('kubernetes_max'))
     fits = release_for_minor(rows, minor, key)
     unpin = ('Set %s to "" and the table picks %s for Kubernetes %s' % (setting, fits[key], minor) if fits
              else 'Set %s to a release documented for Kubernetes %s (and give its row that range)' % (setting, minor))
-    return ('%s is "%s", whose row in %s serves Kubernetes %s to %s, not this cluster\'s %s '
+    if low is None:
+        return ('%s is "%s", whose row in %s gives no Kubernetes range its release documents, so nothing says it '
+                'works with this cluster\'s %s (ipu_k8s_kubernetes_version): %s, or give the row the range its '
+                'release documents.' % (setting, value, table, minor, unpin))
+    low, high = str(low), str(high)
+    if _minor_tuple(low) <= _minor_tuple(minor) <= _minor_tuple(high):
+        return ''
+    return ('%s is "%s", whose row in %s %s Kubernetes %s to %s, not this cluster\'s %s '
             '(ipu_k8s_kubernetes_version): %s, or choose a Kubernetes release from %s to %s.'
-            % (setting, value, table, low, high, minor, unpin, low, high))
+            % (setting, value, table, 'documents' if 'documented_min' in row else 'serves', low, high, minor, unpin,
+               low, high))
 
 
 def chart_support_warning(row, table):
-    """'' when the chosen Network Operator row is NVIDIA's Supported line, else a notice naming it."""
+    """'' when the chosen Network Operator row is NVIDIA's Supported line, else a notice naming it
+    and the Supported rows, and saying so when none of them can be installed yet (a policy-layout
+    row without its images)."""
     if not row or row.get('support') == 'Supported':
         return ''
-    supported = [r['chart_version'] for r in table or [] if r.get('support') == 'Supported']
+    supported = [r for r in table or [] if r.get('support') == 'Supported']
+    ready = [r['chart_version'] for r in supported if r.get('layout') != 'policy' or 'images' in r]
+    if supported and not ready:
+        return ('network-operator %s is "%s" in NVIDIA\'s life cycle (no fixes, or critical fixes only). The '
+                'Supported release is %s, whose row in network_operator_chart_table has no images yet (not all '
+                'of them are published where they could be read), so it cannot be installed: this stays the newest '
+                'release the table installs for this Kubernetes minor until that row has its images.'
+                % (row.get('chart_version'), row.get('support', 'not listed'),
+                   ', '.join(r['chart_version'] for r in supported)))
     return ('network-operator %s is "%s" in NVIDIA\'s life cycle (no fixes, or critical fixes only). The '
             'Supported release is %s: choose it with a Kubernetes minor it serves, or network_operator_chart_version.'
-            % (row.get('chart_version'), row.get('support', 'not listed'), ', '.join(supported) or 'not in the table'))
+            % (row.get('chart_version'), row.get('support', 'not listed'), ', '.join(ready) or 'not in the table'))
 
 
 def _network(value, name):
@@ -558,14 +576,23 @@ def network_operator_chart(settings):
     row = matches[0]
     row_sha = row.get('chart_sha256') or ''
     chart, layout, ipam, prefix = row['chart_version'], row['layout'], row['ipam'], settings['ipu_k8s_rdma_resource_prefix']
+    if layout == 'policy' and 'images' not in row:
+        fits = release_for_minor(table, minor, 'chart_version').get('chart_version')
+        return row, ('network_operator_chart_version is "%s", whose row in network_operator_chart_table has no images: '
+                     'not all of its component images are published where this project could read them '
+                     '(tests/schemas/network_operator/published.yaml names the missing ones), so it cannot be '
+                     'installed until the row has them. %s.' % (
+                         chart, 'Set network_operator_chart_version to "" and the table picks %s for Kubernetes %s'
+                         % (fits, minor) if fits else 'No installable release of the table serves Kubernetes %s'
+                         % minor))
+    if layout == 'legacy' and prefix != 'rdma':
+        return row, ('Chart %s (%s layout): the layout must be legacy or policy; legacy charts (before 24.10) always '
+                     'publish the RDMA resource under the prefix "rdma" (ipu_k8s_rdma_resource_prefix is "%s"); a '
+                     'policy-layout row needs its images.' % (chart, layout, prefix))
     pinned = pinned_release_problem(table, minor, 'network_operator_chart_version', version, 'chart_version',
                                     'network_operator_chart_table')
     if pinned:
         return row, pinned
-    if (layout == 'legacy' and prefix != 'rdma') or (layout == 'policy' and 'images' not in row):
-        return row, ('Chart %s (%s layout): the layout must be legacy or policy; legacy charts (before 24.10) always '
-                     'publish the RDMA resource under the prefix "rdma" (ipu_k8s_rdma_resource_prefix is "%s"); a '
-                     'policy-layout row needs its images.' % (chart, layout, prefix))
     image = ipam.replace('-', '_')
     if (ipam == 'nv-ipam' and layout != 'policy') or (layout == 'policy' and image not in row['images']):
         return row, ('network_operator_chart_table row %s: ipam is "%s". It must be whereabouts or nv-ipam; nv-ipam '

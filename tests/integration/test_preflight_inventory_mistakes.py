@@ -276,8 +276,9 @@ def test_calico_release_without_a_pinned_sha256_is_refused(node, tmp_path):
 
 
 def test_calico_release_pinned_by_the_site_is_accepted(node, tmp_path):
-    # v3.30.2 is a release of the table without a tested range: never chosen, but a site may name it.
-    returncode, messages, _ = run_preflight(node, tmp_path, calico_version='v3.30.2')
+    # v3.31.6 is not the newest 3.31 patch, so never chosen, but a site may name it on a minor
+    # its series documents (1.32-1.35).
+    returncode, messages, _ = run_preflight(node, tmp_path, calico_version='v3.31.6')
     assert returncode == 0 and not messages, messages
 
 

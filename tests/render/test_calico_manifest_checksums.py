@@ -48,7 +48,9 @@ def run_manifests(tmp_path, content, **overrides):
         'hosts': 'localhost', 'gather_facts': False,
         'tasks': [{'ansible.builtin.include_role': {'name': 'calico', 'tasks_from': step}}
                   for step in ('validate', 'manifests')]}]))
-    extra = {'calico_version': 'v3.29.3', 'calico_manifests_local_path': str(local),
+    # v3.29.3 (one manifest) on a minor its series documents (1.29-1.32): a pin elsewhere is refused.
+    extra = {'calico_version': 'v3.29.3', 'ipu_k8s_kubernetes_version': '1.32.3',
+             'calico_manifests_local_path': str(local),
              'calico_manifests_dir': str(tmp_path / 'node'),
              'calico_manifest_checksums': {'tigera-operator.yaml': pinned}}
     extra.update(overrides)

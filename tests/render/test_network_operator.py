@@ -160,7 +160,7 @@ def test_shared_default_kubernetes_version_gets_a_current_chart():
 def test_row_of_a_release_that_could_not_be_read_is_never_installed(chart_version):
     assert RELEASES[chart_version]['source']['not_readable']
     assert 'kubernetes_min' not in ROWS[chart_version] and 'images' not in ROWS[chart_version]
-    assert 'a policy-layout row needs its images' in VALIDATE_CASES.refusal('unreadable-' + chart_version)
+    assert 'whose row in network_operator_chart_table has no images' in VALIDATE_CASES.refusal('unreadable-' + chart_version)
 
 
 @pytest.mark.parametrize('chart_version', [row['chart_version'] for row in chart_table() if 'kubernetes_min' in row])
@@ -247,7 +247,7 @@ SITE_SHA = 'ab' * 32
 def test_release_without_a_published_digest_is_refused_until_the_site_gives_one(chart_version):
     message = VALIDATE_CASES.refusal('no-digest-' + chart_version)
     if 'images' not in ROWS[chart_version]:  # a row that could not be read is refused for that first
-        assert 'a policy-layout row needs its images' in message
+        assert 'whose row in network_operator_chart_table has no images' in message
         return
     assert 'network_operator_chart_sha256 is empty' in message
     assert 'sha256sum network-operator-%s.tgz' % chart_version in message

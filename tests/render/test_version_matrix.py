@@ -47,9 +47,30 @@ def calico_release(minor):
 
 
 def newest_tested_calico(minor):
-    """From the facts alone: the newest release whose published requirements list MINOR."""
+    """From the facts alone: the newest release whose published requirements list MINOR, a range
+    read first-hand before one read second-hand (the fact's source says so)."""
     tested = [r for r, facts in CALICO_FACTS.items() if minor in facts["tested_minors"]]
-    return max(tested, key=lambda r: tuple(int(x) for x in r[1:].split(".")), default=None)
+    first_hand = [r for r in tested if not str(CALICO_FACTS[r].get("source", "")).startswith("second-hand")]
+    return max(first_hand or tested, key=lambda r: tuple(int(x) for x in r[1:].split(".")), default=None)
+
+
+def calico_documented(version):
+    """From the facts alone: the minors VERSION's series documents (every patch of a series
+    documents the series' range; the facts list the newest release of each series)."""
+    series = [r for r in CALICO_FACTS if minor_tuple(r) == minor_tuple(version)]
+    newest = max(series, key=lambda r: tuple(int(x) for x in r[1:].split(".")), default=None)
+    return set(CALICO_FACTS[newest]["tested_minors"]) if newest else set()
+
+
+def chart_documented(chart_version):
+    """From the facts alone: the minors chart_version's release documents (releases.yaml)."""
+    documented = (CHART_FACTS.get(chart_version) or {}).get("kubernetes") or {}
+    return {m for m in MINORS if documented and minor_tuple(documented["min"]) <= minor_tuple(m)
+            <= minor_tuple(documented["max"])}
+
+
+def installable(row):
+    return row["layout"] == "legacy" or "images" in row
 
 
 def kubeadm_api_version(minor):
@@ -86,9 +107,12 @@ def test_kubernetes_row_is_its_upstream_facts(row):
 
 
 def test_default_kubernetes_minor_is_the_newest_a_supported_network_operator_release_documents():
-    documented = [CHART_FACTS[row["chart_version"]]["kubernetes"]["max"] for row in CHARTS
-                  if row["support"] == "Supported" and CHART_FACTS[row["chart_version"]].get("kubernetes")]
-    newest = max(documented, key=minor_tuple)
+    # The Supported line's newest documented minor, once the table can install that line;
+    # until then the newest minor an installable row documents (26.7.x documents 1.32-1.36,
+    # but no page read here names all its images: the default stays on 1.35).
+    supported = [row for row in CHARTS if row["support"] == "Supported" and installable(row)]
+    rows = supported or [row for row in CHARTS if installable(row)]
+    newest = max((m for row in rows for m in chart_documented(row["chart_version"])), key=minor_tuple)
     assert DEFAULT_VERSION.rsplit(".", 1)[0] == newest
     assert newest in MINORS
 
@@ -116,10 +140,46 @@ def test_calico_releases_are_listed_once_in_order():
 
 
 @pytest.mark.parametrize("row", CALICO_ROWS, ids=[row["version"] for row in CALICO_ROWS])
-def test_calico_row_range_is_the_published_one_or_absent(row):
-    minors = (CALICO_FACTS.get(row["version"]) or {}).get("tested_minors") or []
+def test_calico_row_documents_its_series_published_range_or_none(row):
+    minors = calico_documented(row["version"])
     expected = (min(minors, key=minor_tuple), max(minors, key=minor_tuple)) if minors else (None, None)
-    assert (row.get("kubernetes_min"), row.get("kubernetes_max")) == expected
+    assert (row.get("documented_min", row.get("kubernetes_min")),
+            row.get("documented_max", row.get("kubernetes_max"))) == expected
+
+
+# Every row carries the range its release documents, and a pinned row is refused outside it:
+# 26.1.2 (documents 1.31-1.35) on 1.36 or 1.37, v3.32.1 (1.34-1.36) on 1.37, a 3.27 patch
+# (no range readable here) on any minor. Expected from the facts, not from the rows.
+PINS = ([("network_operator_chart_version", "chart_version", "network_operator_chart_table", CHARTS, row["chart_version"],
+          minor, minor in chart_documented(row["chart_version"])) for row in CHARTS for minor in MINORS]
+        + [("calico_version", "version", "calico_releases", CALICO_ROWS, row["version"], minor,
+            minor in calico_documented(row["version"])) for row in CALICO_ROWS for minor in MINORS])
+
+
+@pytest.mark.parametrize("setting,key,table,rows,value,minor,documented", PINS,
+                         ids=["%s=%s@%s" % (p[0], p[4], p[5]) for p in PINS])
+def test_a_pinned_row_is_accepted_exactly_on_the_minors_its_release_documents(setting, key, table, rows, value,
+                                                                              minor, documented):
+    message = checks.pinned_release_problem(rows, minor, setting, value, key, table)
+    assert (message == "") == documented, message
+
+
+@pytest.mark.parametrize("setting,value,minor", [("network_operator_chart_version", "26.1.2", "1.36"),
+                                                 ("network_operator_chart_version", "26.1.2", "1.37"),
+                                                 ("calico_version", "v3.32.1", "1.37")])
+def test_an_end_of_support_chart_on_a_newer_minor_and_calico_past_its_range_are_refused(setting, value, minor):
+    rows, key, table = ((CHARTS, "chart_version", "network_operator_chart_table") if setting.startswith("network")
+                        else (CALICO_ROWS, "version", "calico_releases"))
+    message = checks.pinned_release_problem(rows, minor, setting, value, key, table)
+    assert message.startswith('%s is "%s", whose row in %s documents Kubernetes' % (setting, value, table)), message
+    assert "not this cluster's %s" % minor in message
+
+
+@pytest.mark.parametrize("minor", ["1.36", "1.37"])
+def test_no_network_operator_row_is_chosen_for_a_minor_only_an_uninstallable_release_documents(minor):
+    # 26.7.x documents 1.36 but has no images here; nothing documents 1.37.
+    assert automatic_charts(minor) == []
+    assert all(not installable(row) for row in CHARTS if minor in chart_documented(row["chart_version"]))
 
 
 @pytest.mark.parametrize("minor", MINORS)
@@ -134,3 +194,17 @@ def test_kubeadm_of_the_minor_reads_the_chosen_api_version(minor):
 def test_kubeadm_api_table_matches_the_facts():
     table = {row["api_version"]: (row["since"], row.get("until")) for row in KUBEADM["__kubeadm_api_versions"]}
     assert table == {name: (f["first_minor"], f["last_minor"]) for name, f in KUBEADM_FACTS.items()}
+
+
+@pytest.mark.parametrize("chart", [row["chart_version"] for row in CHARTS if not installable(row)])
+@pytest.mark.parametrize("minor,fix", [("1.35", 'Set network_operator_chart_version to "" and the table picks 26.4.1'),
+                                       ("1.36", "No installable release of the table serves Kubernetes 1.36")])
+def test_a_pinned_row_without_its_images_is_refused_saying_why_and_what_to_do(chart, minor, fix):
+    # 26.4.2, 26.7.0 and 26.7.1: published.yaml names the images no page read here gives.
+    assert set(CHART_FACTS[chart]["images_not_read"]) - set(CHART_FACTS[chart].get("images") or {})
+    row, message = checks.network_operator_chart({
+        "network_operator_chart_table": CHARTS, "network_operator_chart_version": chart,
+        "ipu_k8s_kubernetes_minor": minor, "network_operator_chart_sha256": "", "ipu_k8s_rdma_resource_prefix": "rdma"})
+    assert row["chart_version"] == chart
+    assert message.startswith('network_operator_chart_version is "%s", whose row in network_operator_chart_table has '
+                              "no images" % chart) and fix in message, message

@@ -136,12 +136,30 @@ def test_pinned_chart_for_a_minor_no_row_serves_asks_for_a_documented_release():
 
 @pytest.mark.parametrize('minor,value', [
     ('1.26', 'v3.9.2'), ('1.27', 'v3.9.2'), ('1.24', 'v3.9.2'),   # inside the range, both ends included
-    ('1.40', 'v3.10.3'),                                         # a row without a range: chosen by name only
     ('1.40', 'v9.9.9'),                                          # no row: the table's own check refuses it
     ('1.40', ''),                                                # nothing pinned
 ])
-def test_pinned_release_within_its_range_or_without_one_passes(minor, value):
+def test_pinned_release_within_its_range_or_of_no_row_passes(minor, value):
     assert checks.pinned_release_problem(ROWS, minor, 'calico_version', value, 'version', 'calico_releases') == ''
+
+
+def test_pinned_release_whose_row_documents_no_range_is_refused():
+    # A row without a Kubernetes range is not choosable: nothing says its release works with any minor.
+    assert checks.pinned_release_problem(ROWS, '1.40', 'calico_version', 'v3.10.3', 'version', 'calico_releases') == (
+        'calico_version is "v3.10.3", whose row in calico_releases gives no Kubernetes range its release documents, '
+        'so nothing says it works with this cluster\'s 1.40 (ipu_k8s_kubernetes_version): Set calico_version to a '
+        'release documented for Kubernetes 1.40 (and give its row that range), or give the row the range its '
+        'release documents.')
+
+
+def test_pinned_release_is_checked_against_the_range_its_row_documents_not_the_one_it_serves():
+    rows = [{'chart_version': '26.4.1', 'kubernetes_min': '1.34', 'kubernetes_max': '1.35',
+             'documented_min': '1.31', 'documented_max': '1.35'},
+            {'chart_version': '26.1.2', 'documented_min': '1.31', 'documented_max': '1.35'}]
+    assert checks.pinned_release_problem(rows, '1.31', 'network_operator_chart_version', '26.4.1', 'chart_version') == ''
+    assert checks.pinned_release_problem(rows, '1.33', 'network_operator_chart_version', '26.1.2', 'chart_version') == ''
+    assert 'documents Kubernetes 1.31 to 1.35, not this cluster\'s 1.36' in checks.pinned_release_problem(
+        rows, '1.36', 'network_operator_chart_version', '26.1.2', 'chart_version')
 
 
 def test_pinned_release_range_compares_minors_as_numbers():
@@ -602,7 +620,8 @@ CRDS = 'a' * 64
 OPERATOR = 'b' * 64
 CALICO_RELEASES = [{'version': 'v3.29.6', 'kubernetes_min': '1.29', 'kubernetes_max': '1.31',
                     'sha256': {'operator-crds.yaml': CRDS, 'tigera-operator.yaml': OPERATOR}},
-                   {'version': 'v3.30.2', 'sha256': {'operator-crds.yaml': CRDS, 'tigera-operator.yaml': OPERATOR}},
+                   {'version': 'v3.30.2', 'documented_min': '1.30', 'documented_max': '1.35',
+                    'sha256': {'operator-crds.yaml': CRDS, 'tigera-operator.yaml': OPERATOR}},
                    {'version': 'v3.31.7', 'kubernetes_min': '1.32', 'kubernetes_max': '1.35',
                     'sha256': {'operator-crds.yaml': CRDS, 'tigera-operator.yaml': OPERATOR}}]
 
@@ -615,7 +634,7 @@ def calico(version='v3.31.7', minor='1.33', checksums=None, manifests=('operator
 
 
 @pytest.mark.parametrize('version, minor', [('v3.31.7', '1.33'), ('v3.30.2', '1.35'), ('v3.29.6', '1.29')])
-def test_a_calico_release_of_the_minor_or_pinned_without_a_range_passes(version, minor):
+def test_a_calico_release_of_the_minor_or_pinned_within_its_documented_range_passes(version, minor):
     assert calico(version, minor) == []
 
 
