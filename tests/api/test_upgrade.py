@@ -332,3 +332,15 @@ def test_a_skipped_minor_is_refused_naming_the_next_before_any_change(upgrade, a
     assert 'set ipu_k8s_kubernetes_version to a 1.33 release' in message, message
     assert upgrade.calls() == [], upgrade.calls()
     assert not any(unschedulable(api).values())
+
+
+def test_a_node_an_operator_cordoned_is_upgraded_and_stays_cordoned(upgrade, api):
+    upgrade.reset()
+    upgrade.install('cp1', TARGET)
+    api.apply(kubeadm_config(TARGET))
+    api.core.patch_node('poplar-02', {'spec': {'unschedulable': True}})
+    upgrade.run().assert_ok()
+    assert unschedulable(api) == {'cp1': False, 'poplar-01': False, 'poplar-02': True}
+    assert ANNOTATION not in (api.core.read_node('poplar-02').metadata.annotations or {})
+    assert upgrade.installed('poplar-02') == {name: TARGET + '-1.1' for name in ('kubeadm', 'kubelet', 'kubectl')}
+    api.core.patch_node('poplar-02', {'spec': {'unschedulable': False}})
