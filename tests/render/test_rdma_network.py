@@ -9,6 +9,7 @@ controller's."""
 
 import ipaddress
 import json
+import re
 import sys
 
 import pytest
@@ -227,17 +228,186 @@ def pool_addresses(ippool):
     return set(a for a in ipaddress.IPv4Network(spec['subnet']).hosts() if not any(lo <= a <= hi for lo, hi in ranges))
 
 
+# --- nvidia-k8s-ipam's rules for an IPPool, restated ----------------------------------------
+# Read in Mellanox/nvidia-k8s-ipam at tag network-operator-v26.4.1, the nv_ipam image of the
+# 26.4.1 row of roles/network_operator/defaults/main.yml; every file cited below has the same
+# lines at network-operator-v26.1.2 (the 26.1.2 row). The list of rules, and the test of each:
+# tests/schemas/nv_ipam/README.md. IPv4 only, as the project's RDMA subnets are.
+
+# k8s.io/apimachinery's IsDNS1123Subdomain (what NameIsDNSSubdomain applies) and
+# IsQualifiedName (ValidateLabelName), as their error messages state them.
+DNS1123_SUBDOMAIN = re.compile(r'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')
+QUALIFIED_NAME = re.compile(r'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$')
+# containernetworking/cni pkg/utils/utils.go, cniValidNameChars: what ValidateNetworkName allows.
+CNI_NETWORK_NAME = re.compile(r'[a-zA-Z0-9][a-zA-Z0-9_.\-]*$')
+
+
+def validate_node_selector_requirement(requirement, path):
+    """validateNodeSelectorRequirement (api/v1alpha1/validate_nodeselector.go:63-90): a label
+    requirement; In/NotIn need values, Exists/DoesNotExist none, Gt/Lt exactly one."""
+    errors = []
+    operator, values = requirement.get('operator'), requirement.get('values') or []
+    if operator in ('In', 'NotIn'):
+        if not values:
+            errors.append("%s.values: Required value: must be specified when `operator` is 'In' or 'NotIn'" % path)
+    elif operator in ('Exists', 'DoesNotExist'):
+        if values:
+            errors.append("%s.values: Forbidden: may not be specified when `operator` is 'Exists' or "
+                          "'DoesNotExist'" % path)
+    elif operator in ('Gt', 'Lt'):
+        if len(values) != 1:
+            errors.append("%s.values: Required value: must be specified single value when `operator` is "
+                          "'Lt' or 'Gt'" % path)
+    else:
+        errors.append('%s.operator: Invalid value: %r: not a valid selector operator' % (path, operator))
+    key = requirement.get('key') or ''
+    prefix, _, name = key.rpartition('/')
+    if not (len(name) <= 63 and QUALIFIED_NAME.match(name) and (not prefix or DNS1123_SUBDOMAIN.match(prefix))):
+        errors.append('%s.key: Invalid value: %r: not a qualified name' % (path, key))
+    return errors
+
+
+def validate_node_field_selector_requirement(requirement, path):
+    """validateNodeFieldSelectorRequirement (api/v1alpha1/validate_nodeselector.go:97-123): a
+    field requirement takes In or NotIn with EXACTLY one value (:100-109), its key must be
+    metadata.name (:92-94, :111-113), each value a DNS-1123 subdomain (:114-119)."""
+    errors = []
+    values = requirement.get('values') or []
+    if requirement.get('operator') in ('In', 'NotIn'):
+        if len(values) != 1:
+            errors.append("%s.values: Required value: must be only one value when `operator` is 'In' or 'NotIn' "
+                          "for node field selector" % path)
+    else:
+        errors.append('%s.operator: Invalid value: %r: not a valid selector operator'
+                      % (path, requirement.get('operator')))
+    if requirement.get('key') != 'metadata.name':
+        errors.append('%s.key: Invalid value: %r: not a valid field selector key' % (path, requirement.get('key')))
+    else:
+        errors.extend('%s.values[%d]: Invalid value: %r: not a DNS-1123 subdomain' % (path, i, v)
+                      for i, v in enumerate(values) if len(v) > 253 or not DNS1123_SUBDOMAIN.match(v))
+    return errors
+
+
+def validate_node_selector(selector, path='spec.nodeSelector'):
+    """validateNodeSelector (api/v1alpha1/validate_nodeselector.go:30-43): at least one term,
+    and each term's requirements valid (validateNodeSelectorTerm, :46-60)."""
+    terms = selector.get('nodeSelectorTerms') or []
+    if not terms:
+        return ['%s.nodeSelectorTerms: Required value: must have at least one node selector term' % path]
+    errors = []
+    for i, term in enumerate(terms):
+        term_path = '%s.nodeSelectorTerms[%d]' % (path, i)
+        for j, requirement in enumerate(term.get('matchExpressions') or []):
+            errors += validate_node_selector_requirement(requirement, '%s.matchExpressions[%d]' % (term_path, j))
+        for j, requirement in enumerate(term.get('matchFields') or []):
+            errors += validate_node_field_selector_requirement(requirement, '%s.matchFields[%d]' % (term_path, j))
+    return errors
+
+
+def possible_ip_count(subnet):
+    """GetPossibleIPCount (api/v1alpha1/helpers.go:57-73): /32 one, /31 two, else the host count."""
+    return {32: 1, 31: 2}.get(subnet.prefixlen, subnet.num_addresses - 2)
+
+
+def validate_ippool(ippool):
+    """IPPool.Validate (api/v1alpha1/ippool_validate.go:25-95), the fields this project sets:
+    name (:27-31), subnet (:32-36), perNodeBlockSize (:38-51), exclusions
+    (validate_exclusions.go:31-61), gateway rules (:59-73, :79-90), nodeSelector (:75-77)."""
+    spec, errors = ippool['spec'], []
+    if not CNI_NETWORK_NAME.match(ippool['metadata']['name']):
+        errors.append('metadata.name: invalid IP pool name, should be compatible with CNI network name')
+    try:
+        subnet = ipaddress.IPv4Network(spec['subnet'], strict=False)
+    except ValueError:
+        subnet = None
+        errors.append('spec.subnet: %r is invalid subnet' % spec['subnet'])
+    size = spec['perNodeBlockSize']
+    if size < 1:
+        errors.append('spec.perNodeBlockSize: must be at least 1')
+    elif subnet is not None and possible_ip_count(subnet) < size:
+        errors.append('spec.perNodeBlockSize: is larger then amount of IPs available in the subnet')
+    for i, exclusion in enumerate(spec.get('exclusions') or []):
+        ends = []
+        for end in ('startIP', 'endIP'):
+            try:
+                ends.append(ipaddress.IPv4Address(exclusion[end]))
+            except ValueError:
+                errors.append('spec.exclusions[%d].%s: is invalid IP address' % (i, end))
+                continue
+            if subnet is not None and ends[-1] not in subnet:
+                errors.append('spec.exclusions[%d].%s: is not part of the %s subnet' % (i, end, subnet))
+        if len(ends) == 2 and ends[1] < ends[0]:
+            errors.append('spec.exclusions[%d]: endIP should be equal or greater than startIP' % i)
+    if not spec.get('gateway') and (spec.get('defaultGateway') or spec.get('routes')):
+        errors.append('spec: defaultGateway and routes need spec.gateway')
+    if spec.get('nodeSelector') is not None:
+        errors += validate_node_selector(spec['nodeSelector'])
+    return errors
+
+
+def selected(node_selector, node):
+    """Whether a node (name, labels) matches the selector as MatchNodeSelectorTerms does
+    (k8s.io/component-helpers, called at pkg/ipam-controller/controllers/ippool/ippool.go:88):
+    terms ORed, the requirements of a term ANDed, a term without requirements matches nothing.
+    Only what this project renders: metadata.name In; the real scheduler is the oracle of the
+    same function in tests/api/test_ippool_oracle.py."""
+    name, _labels = node
+    return any(term.get('matchFields') and not term.get('matchExpressions')
+               and all(r['key'] == 'metadata.name' and r['operator'] == 'In' and name in r['values']
+                       for r in term['matchFields'])
+               for term in node_selector['nodeSelectorTerms'])
+
+
 def allocate(ippool, nodes):
-    """nvidia-k8s-ipam's controller allocator (pkg/ipam-controller/allocator/allocator.go at
-    network-operator-v26.1.2): nodes in order get the next block of perNodeBlockSize that is
-    not entirely excluded -> {node: set of addresses a pod on it can get}."""
+    """What nvidia-k8s-ipam's controller does with a new IPPool and these cluster nodes ->
+    {node: set of addresses a pod on it can get}, for every node that got a block.
+
+    The reconcile (pkg/ipam-controller/controllers/ippool/ippool.go): Validate first, an
+    invalid pool gets no allocation at all and an InvalidSpec event (:74-77, :138-148);
+    then the nodes the nodeSelector matches (:84-99, every node without one), in name
+    order (:101-103), each given the next block (:108-126; a node left without one gets a
+    NoFreeRanges event and is skipped, :111-116). The allocator
+    (pkg/ipam-controller/allocator/allocator.go): the first block starts after the network
+    address (:64-73, :195-199 for /31 and /32), each next one where the last ended (:91-96);
+    a block entirely inside the exclusions is passed over (:106-110, :141-182, :259-295); a
+    block is valid while its last address is in the subnet and not the broadcast
+    address (:184-193). The node daemon then hands a pod only addresses of its node's block
+    outside the exclusions (pkg/ipam-node/controllers/ippool/ippool.go:55-84)."""
+    errors = validate_ippool(ippool)
+    assert not errors, 'InvalidSpec: the controller clears the pool\'s allocations: %s' % '; '.join(errors)
     spec = ippool['spec']
-    allowed = pool_addresses(ippool)
-    blocks = ipu_k8s_rdma.nv_ipam_blocks(spec['subnet'], spec['perNodeBlockSize'])
-    usable = [b for b in blocks if any(ipaddress.IPv4Address(a) in allowed for a in range(b[0], b[1] + 1))]
-    assert len(usable) >= len(nodes), 'not every node gets a block'
-    return dict((node, set(ipaddress.IPv4Address(a) for a in range(b[0], b[1] + 1)) & allowed)
-                for node, b in zip(nodes, usable))
+    subnet = ipaddress.IPv4Network(spec['subnet'])
+    size = spec['perNodeBlockSize']
+    excluded = [(ipaddress.IPv4Address(e['startIP']), ipaddress.IPv4Address(e['endIP']))
+                for e in spec.get('exclusions') or []]
+
+    def entirely_excluded(first, last):
+        return all(any(lo <= a <= hi for lo, hi in excluded)
+                   for a in (ipaddress.IPv4Address(x) for x in range(int(first), int(last) + 1)))
+
+    def valid(last):
+        return last in subnet and last != subnet.broadcast_address
+
+    matching = sorted(name for name in nodes if spec.get('nodeSelector') is None
+                      or selected(spec['nodeSelector'], (name, {})))
+    start = subnet.network_address + (0 if subnet.prefixlen >= 31 else 1)
+    handed = {}
+    for node in matching:
+        while valid(start + size - 1) and entirely_excluded(start, start + size - 1):
+            start += size
+        if not valid(start + size - 1):
+            continue  # NoFreeRanges
+        handed[node] = set(ipaddress.IPv4Address(a) for a in range(int(start), int(start) + size)
+                           if not any(lo <= ipaddress.IPv4Address(a) <= hi for lo, hi in excluded))
+        start += size
+    assert sorted(handed) == sorted(nodes), 'not every node gets a block: %s' % sorted(set(nodes) - set(handed))
+    return handed
+
+
+def pool_nodes(ippool):
+    """The node names an IPPool's selector names, term by term."""
+    return [v for term in ippool['spec']['nodeSelector']['nodeSelectorTerms']
+            for r in term['matchFields'] for v in r['values']]
 
 
 @pytest.mark.parametrize('chart_version', NV_IPAM_VERSIONS)
@@ -284,10 +454,66 @@ def test_one_node_gets_the_whole_range_in_one_block():
     assert handed['poplar-01'] == addresses('10.247.208.0/24', ['10.247.208.0/25', '10.247.208.201/32'])
 
 
-def test_ippool_selects_the_ipu_nodes_by_node_name():
+def test_ippool_selects_each_ipu_node_by_node_name_in_a_term_of_its_own():
     ippool = render_ippool(agreed(THREE_NODES, 'nv-ipam'), ['poplar-01', 'poplar-02.lab', 'poplar-03'])
-    assert ippool['spec']['nodeSelector'] == {'nodeSelectorTerms': [{'matchFields': [
-        {'key': 'metadata.name', 'operator': 'In', 'values': ['poplar-01', 'poplar-02.lab', 'poplar-03']}]}]}
+    # One value per field requirement: the controller's validation refuses more
+    # (validate_nodeselector.go:100-104); the terms are ORed.
+    assert ippool['spec']['nodeSelector'] == {'nodeSelectorTerms': [
+        {'matchFields': [{'key': 'metadata.name', 'operator': 'In', 'values': [node]}]}
+        for node in ['poplar-01', 'poplar-02.lab', 'poplar-03']]}
+    assert validate_ippool(ippool) == []
+    # Every IPU node gets a block, and a node the pool does not name gets none.
+    handed = allocate(ippool, ['poplar-01', 'poplar-02.lab', 'poplar-03'])
+    assert sorted(handed) == ['poplar-01', 'poplar-02.lab', 'poplar-03']
+    assert [n for n in ('cp1', 'poplar-04') if selected(ippool['spec']['nodeSelector'], (n, {}))] == []
+
+
+@pytest.mark.parametrize('inventory', sorted(INVENTORIES))
+def test_ippool_passes_the_controllers_validation(inventory):
+    ippool = render_ippool(agreed(INVENTORIES[inventory], 'nv-ipam'), sorted(INVENTORIES[inventory]))
+    assert validate_ippool(ippool) == []
+
+
+def test_the_validation_refuses_several_node_names_in_one_field_requirement():
+    """The shape rendered before: one term whose matchFields named every node."""
+    ippool = render_ippool(agreed(THREE_NODES, 'nv-ipam'), ['poplar-01', 'poplar-02', 'poplar-03'])
+    ippool['spec']['nodeSelector'] = {'nodeSelectorTerms': [{'matchFields': [
+        {'key': 'metadata.name', 'operator': 'In', 'values': ['poplar-01', 'poplar-02', 'poplar-03']}]}]}
+    assert validate_ippool(ippool) == [
+        "spec.nodeSelector.nodeSelectorTerms[0].matchFields[0].values: Required value: must be only one value when "
+        "`operator` is 'In' or 'NotIn' for node field selector"]
+    with pytest.raises(AssertionError, match='InvalidSpec'):
+        allocate(ippool, ['poplar-01', 'poplar-02', 'poplar-03'])
+
+
+@pytest.mark.parametrize('change, error', [
+    ({'nodeSelector': {'nodeSelectorTerms': []}}, 'must have at least one node selector term'),
+    ({'nodeSelector': {'nodeSelectorTerms': [{'matchFields': [
+        {'key': 'metadata.labels', 'operator': 'In', 'values': ['x']}]}]}}, 'not a valid field selector key'),
+    ({'nodeSelector': {'nodeSelectorTerms': [{'matchFields': [
+        {'key': 'metadata.name', 'operator': 'Exists'}]}]}}, 'not a valid selector operator'),
+    ({'nodeSelector': {'nodeSelectorTerms': [{'matchFields': [
+        {'key': 'metadata.name', 'operator': 'In', 'values': ['Poplar_01']}]}]}}, 'not a DNS-1123 subdomain'),
+    ({'perNodeBlockSize': 0}, 'must be at least 1'),
+    ({'perNodeBlockSize': 255}, 'is larger then amount of IPs available in the subnet'),
+    ({'exclusions': [{'startIP': '10.247.209.1', 'endIP': '10.247.209.2'}]}, 'is not part of the'),
+    ({'exclusions': [{'startIP': '10.247.208.9', 'endIP': '10.247.208.8'}]}, 'endIP should be equal or greater'),
+])
+def test_the_validation_restates_upstreams_other_refusals(change, error):
+    ippool = render_ippool(agreed(ONE_NODE, 'nv-ipam'), ['poplar-01'])
+    ippool['spec'].update(change)
+    assert any(error in e for e in validate_ippool(ippool)), validate_ippool(ippool)
+
+
+def test_the_allocator_gives_blocks_in_node_name_order_and_skips_excluded_ones():
+    """Two nodes listed out of order on a /24 whose first /25 is excluded, blocks of 50:
+    the block .1-.50 and .51-.100 lie inside the exclusion, .101-.150 does not."""
+    ippool = render_ippool(agreed(ONE_NODE, 'nv-ipam', block_size=50), ['poplar-02', 'poplar-01'])
+    handed = allocate(ippool, ['poplar-02', 'poplar-01'])
+    assert min(handed['poplar-01']) == ipaddress.IPv4Address('10.247.208.128')
+    assert max(handed['poplar-01']) == ipaddress.IPv4Address('10.247.208.150')
+    assert min(handed['poplar-02']) == ipaddress.IPv4Address('10.247.208.151')
+    assert ipaddress.IPv4Address('10.247.208.201') not in handed['poplar-02']
 
 
 def test_ippool_block_size_setting_reaches_the_pool():
