@@ -369,5 +369,5 @@ def test_ippool_with_a_misspelt_field_fails_the_crd_check():
 def test_apply_renders_the_ippool_only_for_nv_ipam_rows():
     task = next(t for t in load_role_yaml('rdma_network', 'tasks/apply.yml')
                 if 'ippool.yaml.j2' in str(t.get('kubernetes.core.k8s', {}).get('definition')))
-    assert task['when'] == "ipu_k8s_site.ipam == 'nv-ipam'"
+    assert task['when'][0] == "ipu_k8s_site.ipam == 'nv-ipam'"
     assert task['loop'] == '{{ ipu_k8s_site.pods }}'
