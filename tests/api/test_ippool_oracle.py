@@ -16,7 +16,8 @@ passes it).
   which blocks it writes into status.allocations, and its events). The layer waits for
   every IPU node's block and fails naming the node without one and the pool's events; with
   every block written (and the MacvlanNetwork answered, api_client.play_macvlan_operator)
-  it passes, and a second run changes nothing.
+  it passes, and a second run changes nothing. verify's row of each IPU node's block passes,
+  and fails naming the node once its block is gone.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import pytest
 import yaml
 from kubernetes import dynamic
 
-from api_client import play_macvlan_operator
+from api_client import play_macvlan_operator, report_rows
 from api_site import CONTROL_PLANE, IPU_NODES, NODES, SCHEMAS
 from nv_ipam_upstream import controller_allocations, validate_ippool
 
@@ -167,3 +168,20 @@ def test_rdma_network_passes_when_every_ipu_node_has_its_block_and_reruns_unchan
     site.play('rdma_network.yml', extra_vars=NV_IPAM).assert_ok()
     site.play('rdma_network.yml', extra_vars=NV_IPAM).assert_unchanged()
     assert [a['nodeName'] for a in _pool(api)['status']['allocations']] == IPU_NODES
+
+
+def _block_rows(site) -> dict:
+    # The other cluster checks (operators, test pod) have nothing to find on this server.
+    site.play('verify.yml', '--tags', 'verify_cluster', extra_vars={'verify_test_pod_timeout': 5})
+    return dict((r['host'], r) for r in report_rows(site) if r['check'] == 'NVIDIA IPAM block of the node')
+
+
+def test_verify_reports_each_ipu_nodes_block_and_fails_the_node_without_one(operator_crds, api):
+    site = operator_crds
+    rows = _block_rows(site)
+    assert {h: r['status'] for h, r in rows.items()} == {n: 'PASS' for n in IPU_NODES}, rows
+    assert rows['poplar-01']['observed'].startswith('block 10.247.208.'), rows
+    _play_ipam_controller(api, ['poplar-01'])
+    rows = _block_rows(site)
+    assert {h: r['status'] for h, r in rows.items()} == {'poplar-01': 'PASS', 'poplar-02': 'FAIL'}, rows
+    assert rows['poplar-02']['observed'].startswith('no block for node poplar-02 in IPPool network-operator/rdma-net')
