@@ -234,6 +234,26 @@ def verify_nad_config_seen(macvlans, nads, name, namespace):
     return {'observed': 'no spec.config'}
 
 
+def verify_pool_block_seen(pools, node, ipam):
+    """Whether the node has its block in the NVIDIA IPAM pool the applied network names:
+    nvidia-k8s-ipam's controller writes one per node it selected into the IPPool's
+    status.allocations, and the node daemon gives pods addresses only from it
+    (tests/schemas/nv_ipam/README.md)."""
+    if ipam != 'nv-ipam':
+        return {'skip': 'the applied network does not use NVIDIA IPAM (%s)' % (ipam or 'none read')}
+    if not pools:
+        return {'observed': 'no IPPool named by the applied network: run playbooks/rdma_network.yml', 'ok': False}
+    pool = pools[0]
+    name = '%s/%s' % (pool['metadata'].get('namespace', ''), pool['metadata']['name'])
+    for allocation in (pool.get('status') or {}).get('allocations') or []:
+        if allocation.get('nodeName') == node:
+            return {'observed': 'block %s-%s in IPPool %s' % (allocation.get('startIP'), allocation.get('endIP'), name)}
+    return {'observed': 'no block for node %s in IPPool %s status.allocations: pods there get no net1; the NVIDIA '
+                        "IPAM controller's events say why (kubectl describe ippool -n %s %s: InvalidSpec, "
+                        'NoFreeRanges)' % (node, name, pool['metadata'].get('namespace', ''), pool['metadata']['name']),
+            'ok': False}
+
+
 def verify_perftest_result(output):
     """The first result row of an ib_write_bw (or ib_read_bw, ib_send_bw) report.
 
@@ -277,4 +297,5 @@ class FilterModule:
             'verify_ipujob_done': verify_ipujob_done,
             'verify_macvlan_seen': verify_macvlan_seen,
             'verify_nad_config_seen': verify_nad_config_seen,
+            'verify_pool_block_seen': verify_pool_block_seen,
         }

@@ -19,7 +19,10 @@ from ipu_k8s_render import (ROLES, ROOT, SCHEMAS, load_role_yaml, render_role_ya
                             validate_custom_resource)
 
 sys.path.insert(0, str(ROOT / 'module_utils'))
+sys.path.insert(0, str(ROOT / 'tests'))
 import ipu_k8s_rdma  # noqa: E402  (needs the sys.path entry above)
+from nv_ipam_upstream import (controller_allocations, free_addresses, selected,  # noqa: E402,F401  (tests/)
+                              validate_ippool)
 
 SCHEMA_DIR = SCHEMAS / 'network_operator'
 RELEASES = yaml.safe_load((SCHEMA_DIR / 'releases.yaml').read_text())['releases']
@@ -228,16 +231,19 @@ def pool_addresses(ippool):
 
 
 def allocate(ippool, nodes):
-    """nvidia-k8s-ipam's controller allocator (pkg/ipam-controller/allocator/allocator.go at
-    network-operator-v26.1.2): nodes in order get the next block of perNodeBlockSize that is
-    not entirely excluded -> {node: set of addresses a pod on it can get}."""
-    spec = ippool['spec']
-    allowed = pool_addresses(ippool)
-    blocks = ipu_k8s_rdma.nv_ipam_blocks(spec['subnet'], spec['perNodeBlockSize'])
-    usable = [b for b in blocks if any(ipaddress.IPv4Address(a) in allowed for a in range(b[0], b[1] + 1))]
-    assert len(usable) >= len(nodes), 'not every node gets a block'
-    return dict((node, set(ipaddress.IPv4Address(a) for a in range(b[0], b[1] + 1)) & allowed)
-                for node, b in zip(nodes, usable))
+    """What NVIDIA IPAM gives pods on these nodes (the controller's allocations, then the
+    node daemon's addresses of each block: tests/nv_ipam_upstream.py) -> {node: set of
+    addresses a pod on it can get}; every node must get a block."""
+    handed = dict((a['nodeName'], free_addresses(ippool, a['startIP'], a['endIP']))
+                  for a in controller_allocations(ippool, nodes))
+    assert sorted(handed) == sorted(nodes), 'not every node gets a block: %s' % sorted(set(nodes) - set(handed))
+    return handed
+
+
+def pool_nodes(ippool):
+    """The node names an IPPool's selector names, term by term."""
+    return [v for term in ippool['spec']['nodeSelector']['nodeSelectorTerms']
+            for r in term['matchFields'] for v in r['values']]
 
 
 @pytest.mark.parametrize('chart_version', NV_IPAM_VERSIONS)
@@ -284,10 +290,66 @@ def test_one_node_gets_the_whole_range_in_one_block():
     assert handed['poplar-01'] == addresses('10.247.208.0/24', ['10.247.208.0/25', '10.247.208.201/32'])
 
 
-def test_ippool_selects_the_ipu_nodes_by_node_name():
+def test_ippool_selects_each_ipu_node_by_node_name_in_a_term_of_its_own():
     ippool = render_ippool(agreed(THREE_NODES, 'nv-ipam'), ['poplar-01', 'poplar-02.lab', 'poplar-03'])
-    assert ippool['spec']['nodeSelector'] == {'nodeSelectorTerms': [{'matchFields': [
-        {'key': 'metadata.name', 'operator': 'In', 'values': ['poplar-01', 'poplar-02.lab', 'poplar-03']}]}]}
+    # One value per field requirement: the controller's validation refuses more
+    # (validate_nodeselector.go:100-104); the terms are ORed.
+    assert ippool['spec']['nodeSelector'] == {'nodeSelectorTerms': [
+        {'matchFields': [{'key': 'metadata.name', 'operator': 'In', 'values': [node]}]}
+        for node in ['poplar-01', 'poplar-02.lab', 'poplar-03']]}
+    assert validate_ippool(ippool) == []
+    # Every IPU node gets a block, and a node the pool does not name gets none.
+    handed = allocate(ippool, ['poplar-01', 'poplar-02.lab', 'poplar-03'])
+    assert sorted(handed) == ['poplar-01', 'poplar-02.lab', 'poplar-03']
+    assert [n for n in ('cp1', 'poplar-04') if selected(ippool['spec']['nodeSelector'], (n, {}))] == []
+
+
+@pytest.mark.parametrize('inventory', sorted(INVENTORIES))
+def test_ippool_passes_the_controllers_validation(inventory):
+    ippool = render_ippool(agreed(INVENTORIES[inventory], 'nv-ipam'), sorted(INVENTORIES[inventory]))
+    assert validate_ippool(ippool) == []
+
+
+def test_the_validation_refuses_several_node_names_in_one_field_requirement():
+    """The shape rendered before: one term whose matchFields named every node."""
+    ippool = render_ippool(agreed(THREE_NODES, 'nv-ipam'), ['poplar-01', 'poplar-02', 'poplar-03'])
+    ippool['spec']['nodeSelector'] = {'nodeSelectorTerms': [{'matchFields': [
+        {'key': 'metadata.name', 'operator': 'In', 'values': ['poplar-01', 'poplar-02', 'poplar-03']}]}]}
+    assert validate_ippool(ippool) == [
+        "spec.nodeSelector.nodeSelectorTerms[0].matchFields[0].values: Required value: must be only one value when "
+        "`operator` is 'In' or 'NotIn' for node field selector"]
+    with pytest.raises(AssertionError, match='InvalidSpec'):
+        allocate(ippool, ['poplar-01', 'poplar-02', 'poplar-03'])
+
+
+@pytest.mark.parametrize('change, error', [
+    ({'nodeSelector': {'nodeSelectorTerms': []}}, 'must have at least one node selector term'),
+    ({'nodeSelector': {'nodeSelectorTerms': [{'matchFields': [
+        {'key': 'metadata.labels', 'operator': 'In', 'values': ['x']}]}]}}, 'not a valid field selector key'),
+    ({'nodeSelector': {'nodeSelectorTerms': [{'matchFields': [
+        {'key': 'metadata.name', 'operator': 'Exists'}]}]}}, 'not a valid selector operator'),
+    ({'nodeSelector': {'nodeSelectorTerms': [{'matchFields': [
+        {'key': 'metadata.name', 'operator': 'In', 'values': ['Poplar_01']}]}]}}, 'not a DNS-1123 subdomain'),
+    ({'perNodeBlockSize': 0}, 'must be at least 1'),
+    ({'perNodeBlockSize': 255}, 'is larger then amount of IPs available in the subnet'),
+    ({'exclusions': [{'startIP': '10.247.209.1', 'endIP': '10.247.209.2'}]}, 'is not part of the'),
+    ({'exclusions': [{'startIP': '10.247.208.9', 'endIP': '10.247.208.8'}]}, 'endIP should be equal or greater'),
+])
+def test_the_validation_restates_upstreams_other_refusals(change, error):
+    ippool = render_ippool(agreed(ONE_NODE, 'nv-ipam'), ['poplar-01'])
+    ippool['spec'].update(change)
+    assert any(error in e for e in validate_ippool(ippool)), validate_ippool(ippool)
+
+
+def test_the_allocator_gives_blocks_in_node_name_order_and_skips_excluded_ones():
+    """Two nodes listed out of order on a /24 whose first /25 is excluded, blocks of 50:
+    the block .1-.50 and .51-.100 lie inside the exclusion, .101-.150 does not."""
+    ippool = render_ippool(agreed(ONE_NODE, 'nv-ipam', block_size=50), ['poplar-02', 'poplar-01'])
+    handed = allocate(ippool, ['poplar-02', 'poplar-01'])
+    assert min(handed['poplar-01']) == ipaddress.IPv4Address('10.247.208.128')
+    assert max(handed['poplar-01']) == ipaddress.IPv4Address('10.247.208.150')
+    assert min(handed['poplar-02']) == ipaddress.IPv4Address('10.247.208.151')
+    assert ipaddress.IPv4Address('10.247.208.201') not in handed['poplar-02']
 
 
 def test_ippool_block_size_setting_reaches_the_pool():
@@ -307,5 +369,5 @@ def test_ippool_with_a_misspelt_field_fails_the_crd_check():
 def test_apply_renders_the_ippool_only_for_nv_ipam_rows():
     task = next(t for t in load_role_yaml('rdma_network', 'tasks/apply.yml')
                 if 'ippool.yaml.j2' in str(t.get('kubernetes.core.k8s', {}).get('definition')))
-    assert task['when'] == "ipu_k8s_site.ipam == 'nv-ipam'"
+    assert task['when'][0] == "ipu_k8s_site.ipam == 'nv-ipam'"
     assert task['loop'] == '{{ ipu_k8s_site.pods }}'

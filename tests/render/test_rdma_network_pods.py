@@ -4,7 +4,9 @@ NetworkAttachmentDefinition without spec.config (checked against the NAD CRD), a
 IPU node the CNI file Multus reads for it, with that node's POD's interface, MTU and range
 outside that POD's excludes (one IPPool per POD on NVIDIA IPAM rows). And the other way: a
 one-POD inventory renders byte for byte what the role rendered before PODs existed
-(tests/render/golden/rdma_network/, rendered from commit ad31592 for THREE_NODES).
+(tests/render/golden/rdma_network/, rendered from commit ad31592 for THREE_NODES; the
+IPPool's re-rendered with one nodeSelector term per node, the shape nvidia-k8s-ipam's
+controller accepts, see tests/schemas/nv_ipam/README.md).
 
 Which tasks run for one POD or several, where each node's file lands and with which
 Python are shown by running the role: tests/integration/test_netns_rdma_pods.py (a file
@@ -21,7 +23,7 @@ import yaml
 from ipu_k8s_render import (ROOT, SCHEMAS, load_role_yaml, render_role_template, render_role_yaml, role_expression,
                             validate_custom_resource)
 from test_rdma_network import (CHART_VERSIONS, ROWS, THREE_NODES, addresses, allocate, crd, node_facts,
-                               pool_addresses)
+                               pool_addresses, pool_nodes, validate_ippool)
 from ipu_k8s_vipu_controllers import site_model  # noqa: E402  (module_utils, on sys.path through test_rdma_network)
 
 GOLDEN = Path(__file__).resolve().parent / 'golden' / 'rdma_network'
@@ -78,6 +80,7 @@ def test_one_pod_renders_byte_for_byte_what_it_rendered_before(ipam, controllers
     assert macvlan == (GOLDEN / ('macvlannetwork-%s.yaml.golden' % ipam)).read_text()
     if ipam == 'nv-ipam':
         assert ippools_as_applied(one) == [(GOLDEN / 'ippool-nv-ipam.yaml.golden').read_text()]
+        assert validate_ippool(yaml.safe_load((GOLDEN / 'ippool-nv-ipam.yaml.golden').read_text())) == []
 
 
 @pytest.mark.parametrize('ipam', IPAMS)
@@ -128,9 +131,9 @@ def test_each_pod_gets_an_ippool_for_its_own_nodes(chart_version):
         assert pool['metadata']['name'] == pod['pool']
         assert pool['spec']['subnet'] == pod['rdma_network']['cidr']
         assert pool_addresses(pool) == addresses(pod['rdma_network']['cidr'], pod['rdma_network']['excludes'])
-    selected = [p['spec']['nodeSelector']['nodeSelectorTerms'][0]['matchFields'][0]['values'] for p in ippools]
-    assert selected == [['poplar-01', 'node-2'], ['poplar-11']]
+    assert [pool_nodes(p) for p in ippools] == [['poplar-01', 'node-2'], ['poplar-11']]
     handed = allocate(ippools[0], ['poplar-01', 'node-2'])
+    assert allocate(ippools[1], ['poplar-11'])
     assert all(handed.values())
     assert ipaddress.IPv4Address('10.247.209.202') not in handed['node-2']
 

@@ -118,7 +118,7 @@ def test_a_full_run_runs_every_check_that_applies_in_list_order():
     assert ids(worker['run']) == ['memlock'] and worker['run_client'] == [] and worker['not_run'] == {}
     ipu = plan('ipu1', opted_in={'verify_ipujob_smoke_test': True, 'verify_rdma_traffic': True})
     assert ids(ipu['run']) == ['memlock', 'rdma_device', 'rdma_derived', 'datapath', 'container', 'rdma_traffic',
-                               'container_rdma_traffic', 'macvlan_read', 'cni_files', 'macvlan_matches']
+                               'container_rdma_traffic', 'macvlan_read', 'cni_files', 'macvlan_matches', 'pool_block']
     assert ipu['not_run'] == {}
 
 
@@ -168,7 +168,7 @@ def test_a_check_that_says_why_it_did_not_look_skips_its_rows():
 def test_a_step_without_rows_of_its_own_still_shows_its_failure():
     seen = {'macvlan_read': {'step': 'Read the node\'s CNI file', 'error': 'permission denied'}}
     got = [r for r in rows('ipu1', seen, skip_tags=['verify_node']) if r['status'] == 'FAIL']
-    assert table(got)[0] == ('Applied MacvlanNetwork and its IPAM pool read (for the next two checks)', 'FAIL',
+    assert table(got)[0] == ('Applied MacvlanNetwork and its IPAM pool read (for the checks after it)', 'FAIL',
                              "Read the node's CNI file: permission denied")
     assert not [r for r in rows('ipu1', {'macvlan_read': {}}, skip_tags=['verify_node'])
                 if r['check'].startswith('Applied')]
@@ -211,10 +211,12 @@ def test_skipping_the_cluster_tag_reports_the_cluster_checks_with_the_sites_reas
         ('RDMA traffic (verbs RC, node to peer)', 'ibv_rc_pingpong completes between the RDMA NICs',
          'RDMA traffic is opt-in: -e verify_rdma_traffic=true with verify_rdma_traffic_peer'),
         ('Multus and Whereabouts CNI files', 'multus config, multus.d, whereabouts.d in /etc/cni/net.d', CLUSTER_SKIP),
-        ('rdma-net matches the node', 'the derived RDMA network', CLUSTER_SKIP)]
+        ('rdma-net matches the node', 'the derived RDMA network', CLUSTER_SKIP),
+        ('NVIDIA IPAM block of the node', "a block (startIP-endIP) for the node in its IPU-POD's IPPool "
+         'status.allocations', CLUSTER_SKIP)]
     api = [r for r in rows('cp1', skip_tags=['verify_cluster']) if r['observed'] == CLUSTER_SKIP
            or r['check'].startswith('IPUJob')]
-    assert [r['check'] for r in api][2:] == [
+    assert [r['check'] for r in api][3:] == [
         'kubeadm certificates (soonest)', 'nodes Ready', 'rdma/rdma_shared_device_a allocatable', 'Network Operator pods Ready',
         'IPU Operator pods Ready', 'IPU Operator webhook certificate',
         "rdma-net takes each node's CNI file (several IPU-PODs)", 'RDMA test pod Ready (uid 1000, no hostNetwork)',
@@ -240,7 +242,7 @@ def test_a_control_plane_check_runs_on_each_control_plane_host_only():
 
 def test_the_cluster_tag_alone_reports_the_node_checks_as_skipped():
     ipu = plan('ipu1', run_tags=['verify_cluster'])
-    assert ids(ipu['run']) == ['rdma_derived', 'macvlan_read', 'cni_files', 'macvlan_matches']
+    assert ids(ipu['run']) == ['rdma_derived', 'macvlan_read', 'cni_files', 'macvlan_matches', 'pool_block']
     seen = {c: {'skip': 'x'} for c in ids(CHECKS)}
     skipped = [r for r in rows('ipu1', seen, run_tags=['verify_cluster']) if r['status'] == 'SKIP' and r['observed'] != 'x']
     assert [r['check'] for r in skipped] == [

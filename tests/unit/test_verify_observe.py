@@ -273,6 +273,21 @@ def test_the_nad_config_row():
                                           namespace)['ok'] is False
 
 
+def test_the_pool_block_row_names_the_nodes_block_or_its_absence():
+    pool = {'metadata': {'name': 'rdma-net', 'namespace': 'network-operator'},
+            'status': {'allocations': [{'nodeName': 'poplar-01', 'startIP': '10.247.208.151', 'endIP': '10.247.208.200'}]}}
+    assert observe.verify_pool_block_seen([pool], 'poplar-01', 'nv-ipam') == {
+        'observed': 'block 10.247.208.151-10.247.208.200 in IPPool network-operator/rdma-net'}
+    missing = observe.verify_pool_block_seen([pool], 'poplar-02', 'nv-ipam')
+    assert missing['ok'] is False and missing['observed'].startswith(
+        'no block for node poplar-02 in IPPool network-operator/rdma-net status.allocations')
+    # A pool the controller refused has its allocations cleared (null or []).
+    assert observe.verify_pool_block_seen([dict(pool, status={'allocations': None})], 'poplar-01', 'nv-ipam')['ok'] is False
+    assert observe.verify_pool_block_seen([], 'poplar-01', 'nv-ipam')['ok'] is False
+    assert observe.verify_pool_block_seen([], 'poplar-01', 'whereabouts') == {
+        'skip': 'the applied network does not use NVIDIA IPAM (whereabouts)'}
+
+
 COMPARISON = {'ipam': 'whereabouts', 'expected': 'master=eth1 range=10.247.208.0/23 exclude=10.247.208.0/25 mtu<=9000',
               'observed': 'master=eth1 range=10.247.208.0/23 exclude=10.247.208.0/25 mtu=9000', 'status': 'PASS'}
 
@@ -310,7 +325,8 @@ def test_the_plugin_offers_each_filter_under_its_name():
         'verify_perftest_nodes': observe.verify_perftest_nodes,
         'verify_ipujob_done': observe.verify_ipujob_done,
         'verify_macvlan_seen': observe.verify_macvlan_seen,
-        'verify_nad_config_seen': observe.verify_nad_config_seen}
+        'verify_nad_config_seen': observe.verify_nad_config_seen,
+        'verify_pool_block_seen': observe.verify_pool_block_seen}
 
 
 def test_a_field_the_rdma_tool_left_out_shows_as_a_question_mark_and_no_netdev_as_nothing():
