@@ -225,7 +225,7 @@ def broken(change, index=0):
                                                   "needs its own"),
     (broken(lambda c: c.update(scope='pod')), "__verify_checks[0] (memlock): scope 'pod'; use one of node, cluster"),
     (broken(lambda c: c.update(hosts='workers')),
-     "__verify_checks[0] (memlock): hosts 'workers'; use one of k8s_cluster, ipu_nodes, api"),
+     "__verify_checks[0] (memlock): hosts 'workers'; use one of k8s_cluster, ipu_nodes, control_plane, api"),
     (broken(lambda c: c.update(tags=['verify_nodes'])),
      "__verify_checks[0] (memlock): tags ['verify_nodes']; a non-empty list of verify_node, verify_cluster"),
     (broken(lambda c: c.update(tags='verify_node')),
