@@ -83,6 +83,11 @@ def _site(ipam):
                       'rdma-net', ipam, 0)
 
 
+def _task_vars(role, tasks_file, template):
+    """The names of the vars the task of ROLE's TASKS_FILE that renders TEMPLATE sets for it."""
+    return list(next(t for t in load_role_yaml(role, tasks_file) if template in str(t))['vars'])
+
+
 COMMON = {
     'ansible_managed': 'Ansible managed',
     'inventory_hostname': 'poplar-01',
@@ -119,7 +124,10 @@ RUNTIME = {
     'rdma_network/templates/ippool.yaml.j2': lambda: {'item': _site('nv-ipam')['pods'][0]},
     'rdma_network/templates/multus_cni.conf.j2': lambda: {'ipu_k8s_site': _site('whereabouts'),
                                                           'item': [_site('whereabouts')['pods'][0], 'poplar-01']},
-    'rdma_network/templates/networkattachmentdefinition.yaml.j2': lambda: {'__rdma_network_nad_version': '4711'},
+    # roles/rdma_network/tasks/apply_pods.yml: the resourceVersion the NAD was read with, under the
+    # name that task gives it.
+    'rdma_network/templates/networkattachmentdefinition.yaml.j2': lambda: dict.fromkeys(
+        _task_vars('rdma_network', 'tasks/apply_pods.yml', 'networkattachmentdefinition.yaml.j2'), '4711'),
     'ipu_operator/templates/ipu_operator_values.yaml.j2': lambda: {'ipu_k8s_site': _site(None)},
 }
 
