@@ -107,25 +107,42 @@ def test_a_python_that_prints_no_list_is_refused(run_module, venv_module, tmp_pa
     assert failed.value.result['msg'] == '%s/bin/python3 printed no package list: %r' % (path, out)
 
 
-@pytest.mark.parametrize('options, tail, source', [
-    ({}, PINS, 'PyPI'),
-    ({'index_url': 'https://mirror.example/simple'}, ['--index-url', 'https://mirror.example/simple'] + PINS,
-     'https://mirror.example/simple'),
-    ({'wheel_dir': 'WHEELS'}, ['--no-index', '--find-links', 'WHEELS'] + PINS, 'the wheels in WHEELS'),
-])
+class RecordedEnvironment(FakeCommands):
+    """FakeCommands that also keeps the environment each command was given (environ_update)."""
+
+    def __init__(self, answers):
+        super().__init__(answers)
+        self.environments = []
+
+    def run_command(self, module, args, **kwargs):
+        self.environments.append(kwargs.get('environ_update') or {})
+        return super().run_command(module, args, **kwargs)
+
+
+@pytest.mark.parametrize('options, tail, source, environment', [
+    ({}, PINS, 'PyPI', {}),
+    ({'index_url': 'https://mirror.example/simple'}, PINS, 'https://mirror.example/simple',
+     {'PIP_INDEX_URL': 'https://mirror.example/simple'}),
+    ({'index_url': 'https://ci:s3cret@mirror.example/simple'}, PINS, 'https://mirror.example/simple',
+     {'PIP_INDEX_URL': 'https://ci:s3cret@mirror.example/simple'}),
+    ({'wheel_dir': 'WHEELS'}, ['--no-index', '--find-links', 'WHEELS'] + PINS, 'the wheels in WHEELS', {}),
+], ids=['pypi', 'index', 'index-with-credentials', 'wheels'])
 def test_a_failing_pip_names_the_pins_the_virtualenv_and_the_source(run_module, venv_module, tmp_path, options,
-                                                                     tail, source):
+                                                                     tail, source, environment):
     path = existing(tmp_path)
     options = {key: (str(tmp_path) if value == 'WHEELS' else value) for key, value in options.items()}
     tail = [str(tmp_path) if word == 'WHEELS' else word for word in tail]
     source = source.replace('WHEELS', str(tmp_path))
     error = 'x' * 3000 + 'ERROR: No matching distribution found for kubernetes==33.1.0\n'
-    fake = FakeCommands({probe_key(venv_module): listed(pyyaml='6.0.3'), pip_args(*tail): (1, '', error)})
+    fake = RecordedEnvironment({probe_key(venv_module): listed(pyyaml='6.0.3'), pip_args(*tail): (1, '', error)})
     with pytest.raises(ModuleFail) as failed:
         run_module('k8s_client_venv', dict(options, path=path, requirements=PINS), fake)
     assert failed.value.result['msg'] == 'Installing kubernetes==33.1.0 into %s from %s failed (rc 1): %s' % (
         path, source, error.strip()[-2000:])
     assert failed.value.result['cmd'][0] == path + '/bin/python3'
+    # pip, the last command, got the index through its environment; the probe got nothing
+    assert fake.environments == [{}, environment]
+    assert 's3cret' not in repr(failed.value.result)
 
 
 def test_a_pip_that_succeeds_without_installing_the_pins_is_refused(run_module, venv_module, tmp_path):
