@@ -7,6 +7,8 @@ import json
 import socket
 
 import pytest
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
 
 from module_harness import FakeCommands, ModuleFail
 
@@ -312,3 +314,24 @@ def test_a_package_list_alone_on_its_line_is_read(run_module, venv_module, tmp_p
     fake = FakeCommands({probe_key(venv_module): (0, json.dumps({'kubernetes': '33.1.0', 'pyyaml': '6.0.3'}), '')})
     result = run_module('k8s_client_venv', {'path': path, 'requirements': PINS}, fake)
     assert result['changed'] is False and result['installed'] == {'kubernetes': '33.1.0', 'PyYAML': '6.0.3'}
+
+
+def test_an_index_url_with_credentials_is_in_no_output_of_the_module(venv_module, tmp_path, monkeypatch, capsys):
+    # fail_json as Ansible runs it (not the raising stand-in of run_module): the JSON the module
+    # prints, with its invocation, is what reaches the controller, its callbacks and logs.
+    path = existing(tmp_path)
+    url = 'https://ci:s3cret@mirror.example/simple'
+    fake = RecordedEnvironment({probe_key(venv_module): listed(pyyaml='6.0.3'),
+                                pip_args(*PINS): (1, '', 'ERROR: No matching distribution found\n')})
+    monkeypatch.setattr(basic.AnsibleModule, 'run_command', lambda self, *a, **kw: fake.run_command(self, *a, **kw))
+    with patch_module_args({'path': path, 'requirements': PINS, 'index_url': url}):
+        with pytest.raises(SystemExit) as exited:
+            venv_module.main()
+    assert exited.value.code == 1
+    printed = capsys.readouterr().out
+    result = json.loads(printed)
+    assert result['msg'].startswith('Installing kubernetes==33.1.0 into %s from https://mirror.example/simple failed'
+                                    % path)
+    assert result['invocation']['module_args']['index_url'] == 'VALUE_SPECIFIED_IN_NO_LOG_PARAMETER'
+    assert 's3cret' not in printed
+    assert fake.environments[-1] == {'PIP_INDEX_URL': url}
