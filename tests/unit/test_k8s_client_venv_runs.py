@@ -128,7 +128,9 @@ class RecordedEnvironment(FakeCommands):
     ({'index_url': 'https://ci:s3cret@mirror.example/simple'}, PINS, 'https://mirror.example/simple',
      {'PIP_INDEX_URL': 'https://ci:s3cret@mirror.example/simple'}),
     ({'wheel_dir': 'WHEELS'}, ['--no-index', '--find-links', 'WHEELS'] + PINS, 'the wheels in WHEELS', {}),
-], ids=['pypi', 'index', 'index-with-credentials', 'wheels'])
+    ({'wheel_dir': 'WHEELS', 'index_url': 'https://ci:s3cret@mirror.example/simple'},
+     ['--no-index', '--find-links', 'WHEELS'] + PINS, 'the wheels in WHEELS', {}),
+], ids=['pypi', 'index', 'index-with-credentials', 'wheels', 'wheels-before-index'])
 def test_a_failing_pip_names_the_pins_the_virtualenv_and_the_source(run_module, venv_module, tmp_path, options,
                                                                      tail, source, environment):
     path = existing(tmp_path)
