@@ -45,7 +45,11 @@ options:
     type: path
     default: ""
   index_url:
-    description: Package index to install from when O(wheel_dir) is empty; empty is pip's default (PyPI).
+    description:
+      - Package index to install from when O(wheel_dir) is empty; empty is pip's default (PyPI).
+      - A mirror URL may carry credentials (C(https://user:token@host/simple)), so the value is no_log, pip
+        gets it through its environment (C(PIP_INDEX_URL)), never its command line, and messages show it
+        without its user, password, query and fragment.
     type: str
     default: ""
   pip_timeout:
@@ -110,6 +114,7 @@ hashes_checked:
 import json
 import os
 import re
+from urllib.parse import urlsplit, urlunsplit
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -167,21 +172,34 @@ def unmet(pins, installed):
             if installed.get(normalise(name)) != version]
 
 
-def source_args(wheel_dir, index_url):
-    """pip arguments that choose where packages come from."""
+def source_args(wheel_dir):
+    """pip arguments that choose where packages come from: the wheel directory alone, when one is given."""
     if wheel_dir:
         return ['--no-index', '--find-links', wheel_dir]
-    if index_url:
-        return ['--index-url', index_url]
     return []
 
 
-def pip_command(python, pins, wheel_dir='', index_url='', timeout=60, requirements_file=None):
+def source_environment(wheel_dir, index_url):
+    """The environment that hands pip the package index: through PIP_INDEX_URL, not its command line,
+    which any user of the host can read and which results and errors show."""
+    if index_url and not wheel_dir:
+        return {'PIP_INDEX_URL': index_url}
+    return {}
+
+
+def shown_url(url):
+    """A URL as messages show it: scheme, host, port and path, without user, password, query or fragment."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition('@')[2]
+    return urlunsplit((parts.scheme, host, parts.path, '', ''))
+
+
+def pip_command(python, pins, wheel_dir='', timeout=60, requirements_file=None):
     """pip install of the pins; with requirements_file (the pins with their hashes), from that
     file in --require-hashes mode."""
     return ([python, '-m', 'pip', 'install', '--disable-pip-version-check', '--no-input',
              '--timeout', str(timeout)]
-            + source_args(wheel_dir, index_url)
+            + source_args(wheel_dir)
             + (['--require-hashes', '-r', requirements_file] if requirements_file
                else ['%s==%s' % pin for pin in pins]))
 
@@ -210,7 +228,7 @@ def main():
             requirements=dict(type='list', elements='str', required=True),
             base_python=dict(type='path', default='/usr/bin/python3'),
             wheel_dir=dict(type='path', default=''),
-            index_url=dict(type='str', default=''),
+            index_url=dict(type='str', default='', no_log=True),
             pip_timeout=dict(type='int', default=60),
         ),
         supports_check_mode=True,
@@ -251,11 +269,11 @@ def main():
             requirements_file = os.path.join(module.tmpdir, 'requirements.txt')
             with open(requirements_file, 'w') as handle:
                 handle.write(requirements_text(pins, hashes))
-        command = pip_command(python, pins, wheel_dir, module.params['index_url'], module.params['pip_timeout'],
-                              requirements_file)
-        rc, out, err = module.run_command(command)
+        index_url = module.params['index_url']
+        command = pip_command(python, pins, wheel_dir, module.params['pip_timeout'], requirements_file)
+        rc, out, err = module.run_command(command, environ_update=source_environment(wheel_dir, index_url))
         if rc != 0:
-            source = wheel_dir and 'the wheels in %s' % wheel_dir or module.params['index_url'] or 'PyPI'
+            source = wheel_dir and 'the wheels in %s' % wheel_dir or index_url and shown_url(index_url) or 'PyPI'
             module.fail_json(msg='Installing %s into %s from %s failed (rc %d): %s'
                                  % (' '.join(missing), path, source, rc, (err or out).strip()[-2000:]),
                              rc=rc, stdout=out, stderr=err, cmd=command)

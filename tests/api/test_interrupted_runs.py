@@ -117,10 +117,17 @@ def _write_release(api, release: dict, create: bool) -> None:
         api.core.replace_namespaced_secret(name, NAMESPACE, body)
 
 
-def test_a_release_left_pending_install_is_installed_afresh(site, api):
+def deployed_release(site, api) -> dict:
+    """A run of the layer, so that the release is deployed whatever ran before (every test of
+    this file stands alone); its revision 1, decoded."""
+    network_operator_run(site, api).assert_ok()
     assert releases(site)[f'{NAMESPACE}/{RELEASE}'] == {'chart': 'network-operator-25.4.0', 'status': 'deployed',
                                                        'revision': 1}
-    release = _decode(_release_secret(api, 1))
+    return _decode(_release_secret(api, 1))
+
+
+def test_a_release_left_pending_install_is_installed_afresh(site, api):
+    release = deployed_release(site, api)
     release['info']['status'] = 'pending-install'
     _write_release(api, release, create=False)
     assert releases(site)[f'{NAMESPACE}/{RELEASE}']['status'] == 'pending-install'
@@ -133,7 +140,7 @@ def test_a_release_left_pending_install_is_installed_afresh(site, api):
 
 
 def test_a_release_left_pending_upgrade_is_rolled_back_to_its_deployed_revision(site, api):
-    release = _decode(_release_secret(api, 1))
+    release = deployed_release(site, api)
     release['version'] = 2
     release['info']['status'] = 'pending-upgrade'
     release['info']['description'] = 'Preparing upgrade'

@@ -12,10 +12,13 @@ small API stand-in on 127.0.0.1 with the pinned client, while the same task with
 python gets the old one. A second run changes nothing; check mode creates nothing and skips
 the API task when the virtualenv does not exist yet. Needs PyPI (pip install/download)."""
 
+import base64
+import http.server
 import json
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -26,7 +29,7 @@ from json_api import JsonApi
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / 'tests'))
 from playbook_runner import run_playbook  # noqa: E402
-from testlib import CLIENT_LOCK as LOCK, client_lock_pins  # noqa: E402
+from testlib import CLIENT_LOCK as LOCK, client_lock_pins, require  # noqa: E402
 SYSTEM_PYTHON = '/usr/bin/python3'
 OLD_CLIENT = 'kubernetes==12.0.1'
 # The role's default requirements (every package pinned, each with its sha256 hashes), by name==version,
@@ -56,12 +59,11 @@ def version_in(python, package):
 def ubuntu_2204_python(tmp_path_factory):
     """A python3 whose site-packages hold the Kubernetes client 12.0.1, as Ubuntu 22.04's
     python3-kubernetes gives /usr/bin/python3."""
-    if not Path(SYSTEM_PYTHON).exists():
-        pytest.skip('needs %s' % SYSTEM_PYTHON)
+    require(Path(SYSTEM_PYTHON).exists(), 'needs %s' % SYSTEM_PYTHON)
     home = tmp_path_factory.mktemp('system-python')
     created = subprocess.run([SYSTEM_PYTHON, '-m', 'venv', str(home)], capture_output=True, text=True)
-    if created.returncode != 0:
-        pytest.skip('%s cannot create virtualenvs here: %s' % (SYSTEM_PYTHON, created.stderr.strip()))
+    require(created.returncode == 0, '%s cannot create virtualenvs here: %s (apt-get install python3-venv)'
+            % (SYSTEM_PYTHON, created.stderr.strip()))
     python = home / 'bin' / 'python3'
     pip(python, 'install', OLD_CLIENT)
     assert version_in(python, 'kubernetes') == '12.0.1'
@@ -246,3 +248,43 @@ def test_a_wheel_whose_digest_is_not_the_locked_one_is_not_installed(tmp_path, u
     assert 'six' in failed[0]['msg']
     assert subprocess.run([str(venv / 'bin' / 'python3'), '-c', 'import kubernetes'],
                           capture_output=True).returncode != 0
+
+
+class RecordingIndex(http.server.BaseHTTPRequestHandler):
+    """A package index on 127.0.0.1 that holds nothing (404) and keeps each request's path and
+    Authorization header."""
+    requests = []
+
+    def do_GET(self):  # noqa: N802 - the name http.server calls
+        self.requests.append((self.path, self.headers.get('Authorization')))
+        self.send_error(404)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_an_index_url_with_credentials_reaches_pip_and_nothing_the_run_leaves(tmp_path, ubuntu_2204_python,
+                                                                              namespace_api):
+    """A mirror whose URL carries credentials: pip is given them (it sends them to the index, the real
+    oracle here), yet no file of the run (job events, the progress output) holds the password, and the
+    failure names the index without them."""
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), RecordingIndex)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    index = 'http://127.0.0.1:%d/simple/' % server.server_address[1]
+    try:
+        result = run_client_play(tmp_path, tmp_path / 'venv', ubuntu_2204_python,
+                                 namespace_api.kubeconfig(tmp_path / 'kubeconfig'),
+                                 ipu_k8s_client_index_url=index.replace('//', '//ci:s3cret@'))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.rc != 0
+    authorization = 'Basic ' + base64.b64encode(b'ci:s3cret').decode()
+    assert any(path.startswith('/simple/') and sent == authorization for path, sent in RecordingIndex.requests), \
+        RecordingIndex.requests
+    message = result.failures()['cp1']
+    assert ' from %s failed ' % index in message, message
+    leaks = [str(path.relative_to(tmp_path)) for path in sorted(tmp_path.glob('runner-*/**/*'))
+             if path.is_file() and 's3cret' in path.read_text(errors='replace')]
+    assert leaks == []
+

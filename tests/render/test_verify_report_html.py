@@ -25,9 +25,16 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "filter_plugins"))
 
 import verify_report  # noqa: E402
+from testlib import require  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no headless browser: apt-get install -y chromium")
+
+
+@pytest.fixture(autouse=True)
+def chromium():
+    """Every test here needs the browser: skipped without it, failed under CI=true (testlib.require)."""
+    require(CHROMIUM is not None, "no headless browser: apt-get install -y chromium")
+
 
 ROWS = [
     {"host": "node1", "check": "containerd LimitMEMLOCK (systemd)", "expected": "infinity", "observed": "infinity",

@@ -17,6 +17,7 @@ from ansible.module_utils.testing import patch_module_args
 import ipu_k8s_gpg
 from ipu_k8s_gpg import key_problem, normalise, primary_fingerprints
 from module_harness import ModuleExit, ModuleFail, load_library_module
+from testlib import require
 
 sys.modules['ansible.module_utils.ipu_k8s_gpg'] = ipu_k8s_gpg
 ansible.module_utils.ipu_k8s_gpg = ipu_k8s_gpg
@@ -56,11 +57,17 @@ def test_extra_key_beside_the_expected_one_is_refused():
 
 # --- The module, with the real gpg ---------------------------------------------------
 
-needs_gpg = pytest.mark.skipif(shutil.which('gpg') is None, reason='needs gpg')
+@pytest.fixture(scope='module')
+def gpg():
+    """The real gpg: skipped without it, failed under CI=true (testlib.require)."""
+    require(shutil.which('gpg') is not None, 'needs gpg: apt-get install gpg')
+
+
+needs_gpg = pytest.mark.usefixtures('gpg')
 
 
 @pytest.fixture(scope='module')
-def keys(tmp_path_factory):
+def keys(tmp_path_factory, gpg):
     """Two armoured public keys made here: (path, fingerprint) each."""
     made = []
     for name in ('signing', 'other'):

@@ -32,17 +32,32 @@ def test_a_missing_or_other_version_is_unmet():
 
 
 def test_pip_installs_from_the_wheel_directory_alone_when_one_is_given():
-    command = venv.pip_command('/v/bin/python3', [('kubernetes', '33.1.0')], wheel_dir='/srv/wheels',
-                               index_url='https://mirror/simple')
+    command = venv.pip_command('/v/bin/python3', [('kubernetes', '33.1.0')], wheel_dir='/srv/wheels')
     assert command[:4] == ['/v/bin/python3', '-m', 'pip', 'install']
     assert command[-4:] == ['--no-index', '--find-links', '/srv/wheels', 'kubernetes==33.1.0']
-    assert 'https://mirror/simple' not in command
+    assert venv.source_environment('/srv/wheels', 'https://mirror/simple') == {}
 
 
-def test_pip_uses_the_index_url_without_a_wheel_directory():
-    command = venv.pip_command('/v/bin/python3', [('kubernetes', '33.1.0')], index_url='https://mirror/simple')
-    assert command[-3:] == ['--index-url', 'https://mirror/simple', 'kubernetes==33.1.0']
-    assert '--no-index' not in command
+def test_the_index_url_reaches_pip_through_its_environment_not_its_command_line():
+    # pip reads every option from PIP_<OPTION> (pip's docs, "Environment Variables"); argv is
+    # readable by every user of the host (ps) and is what results and errors show.
+    command = venv.pip_command('/v/bin/python3', [('kubernetes', '33.1.0')])
+    assert command[-1] == 'kubernetes==33.1.0'
+    assert '--no-index' not in command and not [word for word in command if 'mirror' in word]
+    assert venv.source_environment('', 'https://ci:t0ken@mirror/simple') == {
+        'PIP_INDEX_URL': 'https://ci:t0ken@mirror/simple'}
+    assert venv.source_environment('', '') == {}
+
+
+@pytest.mark.parametrize('url, shown', [
+    ('https://mirror.example/simple', 'https://mirror.example/simple'),
+    ('https://ci:t0ken@mirror.example:8443/pypi/simple/', 'https://mirror.example:8443/pypi/simple/'),
+    ('https://t0ken@mirror.example/simple?key=t0ken#t0ken', 'https://mirror.example/simple'),
+    ('https://ci:p@ss@mirror.example/simple', 'https://mirror.example/simple'),
+])
+def test_a_url_is_shown_without_its_credentials(url, shown):
+    assert venv.shown_url(url) == shown
+
 
 
 def test_an_unpinned_requirement_is_refused_naming_the_setting(run_module, tmp_path):

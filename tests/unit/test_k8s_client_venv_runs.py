@@ -7,6 +7,8 @@ import json
 import socket
 
 import pytest
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
 
 from module_harness import FakeCommands, ModuleFail
 
@@ -107,25 +109,44 @@ def test_a_python_that_prints_no_list_is_refused(run_module, venv_module, tmp_pa
     assert failed.value.result['msg'] == '%s/bin/python3 printed no package list: %r' % (path, out)
 
 
-@pytest.mark.parametrize('options, tail, source', [
-    ({}, PINS, 'PyPI'),
-    ({'index_url': 'https://mirror.example/simple'}, ['--index-url', 'https://mirror.example/simple'] + PINS,
-     'https://mirror.example/simple'),
-    ({'wheel_dir': 'WHEELS'}, ['--no-index', '--find-links', 'WHEELS'] + PINS, 'the wheels in WHEELS'),
-])
+class RecordedEnvironment(FakeCommands):
+    """FakeCommands that also keeps the environment each command was given (environ_update)."""
+
+    def __init__(self, answers):
+        super().__init__(answers)
+        self.environments = []
+
+    def run_command(self, module, args, **kwargs):
+        self.environments.append(kwargs.get('environ_update') or {})
+        return super().run_command(module, args, **kwargs)
+
+
+@pytest.mark.parametrize('options, tail, source, environment', [
+    ({}, PINS, 'PyPI', {}),
+    ({'index_url': 'https://mirror.example/simple'}, PINS, 'https://mirror.example/simple',
+     {'PIP_INDEX_URL': 'https://mirror.example/simple'}),
+    ({'index_url': 'https://ci:s3cret@mirror.example/simple'}, PINS, 'https://mirror.example/simple',
+     {'PIP_INDEX_URL': 'https://ci:s3cret@mirror.example/simple'}),
+    ({'wheel_dir': 'WHEELS'}, ['--no-index', '--find-links', 'WHEELS'] + PINS, 'the wheels in WHEELS', {}),
+    ({'wheel_dir': 'WHEELS', 'index_url': 'https://ci:s3cret@mirror.example/simple'},
+     ['--no-index', '--find-links', 'WHEELS'] + PINS, 'the wheels in WHEELS', {}),
+], ids=['pypi', 'index', 'index-with-credentials', 'wheels', 'wheels-before-index'])
 def test_a_failing_pip_names_the_pins_the_virtualenv_and_the_source(run_module, venv_module, tmp_path, options,
-                                                                     tail, source):
+                                                                     tail, source, environment):
     path = existing(tmp_path)
     options = {key: (str(tmp_path) if value == 'WHEELS' else value) for key, value in options.items()}
     tail = [str(tmp_path) if word == 'WHEELS' else word for word in tail]
     source = source.replace('WHEELS', str(tmp_path))
     error = 'x' * 3000 + 'ERROR: No matching distribution found for kubernetes==33.1.0\n'
-    fake = FakeCommands({probe_key(venv_module): listed(pyyaml='6.0.3'), pip_args(*tail): (1, '', error)})
+    fake = RecordedEnvironment({probe_key(venv_module): listed(pyyaml='6.0.3'), pip_args(*tail): (1, '', error)})
     with pytest.raises(ModuleFail) as failed:
         run_module('k8s_client_venv', dict(options, path=path, requirements=PINS), fake)
     assert failed.value.result['msg'] == 'Installing kubernetes==33.1.0 into %s from %s failed (rc 1): %s' % (
         path, source, error.strip()[-2000:])
     assert failed.value.result['cmd'][0] == path + '/bin/python3'
+    # pip, the last command, got the index through its environment; the probe got nothing
+    assert fake.environments == [{}, environment]
+    assert 's3cret' not in repr(failed.value.result)
 
 
 def test_a_pip_that_succeeds_without_installing_the_pins_is_refused(run_module, venv_module, tmp_path):
@@ -295,3 +316,24 @@ def test_a_package_list_alone_on_its_line_is_read(run_module, venv_module, tmp_p
     fake = FakeCommands({probe_key(venv_module): (0, json.dumps({'kubernetes': '33.1.0', 'pyyaml': '6.0.3'}), '')})
     result = run_module('k8s_client_venv', {'path': path, 'requirements': PINS}, fake)
     assert result['changed'] is False and result['installed'] == {'kubernetes': '33.1.0', 'PyYAML': '6.0.3'}
+
+
+def test_an_index_url_with_credentials_is_in_no_output_of_the_module(venv_module, tmp_path, monkeypatch, capsys):
+    # fail_json as Ansible runs it (not the raising stand-in of run_module): the JSON the module
+    # prints, with its invocation, is what reaches the controller, its callbacks and logs.
+    path = existing(tmp_path)
+    url = 'https://ci:s3cret@mirror.example/simple'
+    fake = RecordedEnvironment({probe_key(venv_module): listed(pyyaml='6.0.3'),
+                                pip_args(*PINS): (1, '', 'ERROR: No matching distribution found\n')})
+    monkeypatch.setattr(basic.AnsibleModule, 'run_command', lambda self, *a, **kw: fake.run_command(self, *a, **kw))
+    with patch_module_args({'path': path, 'requirements': PINS, 'index_url': url}):
+        with pytest.raises(SystemExit) as exited:
+            venv_module.main()
+    assert exited.value.code == 1
+    printed = capsys.readouterr().out
+    result = json.loads(printed)
+    assert result['msg'].startswith('Installing kubernetes==33.1.0 into %s from https://mirror.example/simple failed'
+                                    % path)
+    assert result['invocation']['module_args']['index_url'] == 'VALUE_SPECIFIED_IN_NO_LOG_PARAMETER'
+    assert 's3cret' not in printed
+    assert fake.environments[-1] == {'PIP_INDEX_URL': url}
