@@ -554,7 +554,7 @@ def _path_kind(path):
 
 def file_name_problem(setting, value):
     """A file name the role puts in a directory it chose (no directory part, not hidden)."""
-    if isinstance(value, str) and FILE_NAME_RE.fullmatch(value) and value not in ('.', '..'):
+    if isinstance(value, str) and FILE_NAME_RE.fullmatch(value):
         return ''
     return ('%s is "%s", which is not a plain file name: use 1 to 200 letters, digits, "_", ".", "@" or "-", '
             'starting with a letter or digit, without "/" (e.g. ipu-k8s-memlock).' % (setting, value))
@@ -673,7 +673,8 @@ def extended_resource_problem(settings):
     if isinstance(prefix, str) and isinstance(name, str):
         full = '%s/%s' % (prefix, name)
         quota_prefix = RESOURCE_REQUESTS_PREFIX + prefix
-        if (full.count('/') == 1 and RESOURCE_NATIVE_PREFIX not in full
+        # Neither part can hold a '/' (its pattern has none): the name is <prefix>/<name>, one '/'.
+        if (RESOURCE_NATIVE_PREFIX not in full
                 and not full.startswith(RESOURCE_REQUESTS_PREFIX)
                 and DNS_SUBDOMAIN_RE.fullmatch(quota_prefix) and len(quota_prefix) <= DNS_SUBDOMAIN_MAX
                 and QUALIFIED_NAME_RE.fullmatch(name) and len(name) <= QUALIFIED_NAME_MAX):
@@ -696,7 +697,7 @@ def _facts_set(node):
     if isinstance(node, dict):
         for key, value in node.items():
             if key in ('ansible.builtin.set_fact', 'set_fact') and isinstance(value, dict):
-                names.update(name for name in value if name != 'cacheable')
+                names.update(value)  # with set_fact's own `cacheable`, which carries no role's prefix
             elif key == 'register' and isinstance(value, str):
                 names.add(value)
             names |= _facts_set(value)

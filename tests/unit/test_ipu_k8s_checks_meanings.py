@@ -115,7 +115,7 @@ def test_an_endpoint_kubeadm_parses_passes(value):
 
 @pytest.mark.parametrize('value', ['k8s-api.example.com\n', 'K8s-Api.example.com', 'k8s..example.com',
                                    'k8s-api.example.com:0', 'k8s-api.example.com:65536', 'k8s-api.example.com:',
-                                   'https://k8s-api.example.com', 'k8s-api.example.com/api', '[k8s-api]:6443',
+                                   'https://k8s-api.example.com', 'k8s-api.example.com/api', '[k8s-api]:6443', '[abc.def]:6443',
                                    '[fd00::10]:x', 'a' * 254, 6443])
 def test_an_endpoint_kubeadm_refuses_is_refused(value):
     assert endpoint(value).startswith('kubeadm_api_server_port=6443 and kubeadm_control_plane_endpoint="%s"' % value)
@@ -320,7 +320,7 @@ def test_what_the_roles_set_themselves_is_no_misspelt_setting(roles):
         {'name': 'block', 'block': [{'ansible.builtin.set_fact': {'calico_ipam': 'x', 'cacheable': False}},
                                     {'ansible.builtin.command': 'true', 'register': 'calico_probe'}]}]))
     assert undeclared({'node1': ['calico_release_dir', 'calico_ipam', 'calico_probe']}, roles) == ''
-    assert undeclared({'node1': ['cacheable', 'calico_ipam_']}, roles).startswith('calico_ipam_ (set for node1)')
+    assert undeclared({'node1': ['calico_ipam_']}, roles).startswith('calico_ipam_ (set for node1)')
 
 
 def test_the_public_facts_an_operator_may_pass_are_no_misspelt_setting():
