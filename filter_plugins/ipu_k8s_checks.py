@@ -505,8 +505,10 @@ def local_file_problem(setting, value):
     value: {'path': the setting's value, 'sha256': the sha256 the fetch checks ('' when the
     file is a key checked by its fingerprint, or when another rule refuses the missing sha256),
     'sha256_setting': where that sha256 comes from}; or, for a directory of files,
-    {'path': the directory, 'files': {file name: its sha256}, 'sha256_setting': ...}, where every
-    file needs its sha256. '' for an empty path (the file is downloaded instead)."""
+    {'path': the directory, 'files': {file name: the site's sha256 or ''}, 'sha256_setting': ...,
+    'pinned_files': {file name: the table's sha256}, 'pinned_setting': where that comes from, with
+    %s for the file name}, where every file needs a sha256, the site's first (as the fetch chooses).
+    '' for an empty path (the file is downloaded instead)."""
     path, files = value.get('path'), value.get('files')
     if path == '':
         return ''
@@ -515,7 +517,7 @@ def local_file_problem(setting, value):
         return ('%s is "%s": give the absolute path of %s on the Ansible controller, or "" to download it.'
                 % (setting, path, what))
     if files is None:
-        checks = [(path, value.get('sha256') or '', False)]
+        checks = [(path, value.get('sha256') or '', False, value.get('sha256_setting'))]
         if not os.path.isfile(path):
             return ('%s is "%s", which is not a regular file on the Ansible controller (%s): give the path of the '
                     'file itself, or "" to download it.' % (setting, path, _path_kind(path)))
@@ -523,9 +525,11 @@ def local_file_problem(setting, value):
         if not os.path.isdir(path):
             return ('%s is "%s", which is not a directory on the Ansible controller (%s): give the directory that '
                     'holds the files, or "" to download them.' % (setting, path, _path_kind(path)))
-        checks = [(os.path.join(path, name), sha, True) for name, sha in sorted(files.items())]
-    sha256_setting = value.get('sha256_setting')
-    for file_path, expected, required in checks:
+        pinned = value.get('pinned_files') or {}
+        checks = [(os.path.join(path, name), sha or pinned.get(name, ''), True,
+                   value.get('sha256_setting') if sha or not pinned.get(name) else value.get('pinned_setting') % name)
+                  for name, sha in sorted(files.items())]
+    for file_path, expected, required, sha256_setting in checks:
         name = os.path.basename(file_path) if files is not None else file_path
         if not os.path.isfile(file_path):
             return ('%s is "%s", and %s is not a regular file there (%s): put the file there, or set %s to "" to '
@@ -904,6 +908,9 @@ SETTING_RULES = {
     'memlock': partial(_refusal, _memlock,
                        ': set it to "infinity" or a size such as 68719476736 or 64G (systemd\'s LimitMEMLOCK).'),
     'sha256_by_file': sha256_by_file_problem,
+    'sha256_or_empty': partial(_refusal, partial(_or_empty, partial(_string, SHA256_RE)),
+                               ': give the file\'s sha256 as 64 lowercase hex digits without a "sha256:" prefix, as '
+                               'sha256sum prints it, or "" for the one this project pins.'),
     'registry_hosts': registry_hosts_problem,
     'file_name': file_name_problem,
     'local_file': local_file_problem,

@@ -317,6 +317,7 @@ def test_a_vipu_controller_entry_is_refused_with_every_mistake_it_has(node, tmp_
       'extended resource name')),
     ('containerd_systemd_dropin_name', '../../../../etc/cron.d/x',
      ('containerd_systemd_dropin_name is "../../../../etc/cron.d/x", which is not a plain file name',)),
+    ('helm_tarball_checksum', 'sha256:abc', ('helm_tarball_checksum is "sha256:abc"', 'as sha256sum prints it')),
 ])
 def test_a_setting_is_checked_for_what_it_means(node, tmp_path, name, value, needles):
     assert_refused(run_preflight(node, tmp_path, **{name: value}), *needles)

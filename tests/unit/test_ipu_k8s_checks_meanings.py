@@ -326,3 +326,28 @@ def test_what_the_roles_set_themselves_is_no_misspelt_setting(roles):
 def test_the_public_facts_an_operator_may_pass_are_no_misspelt_setting():
     # roles/rdma_network/tasks/site.yml tells an operator to pass -e network_operator_ipam=whereabouts.
     assert undeclared({'any': ['network_operator_ipam', 'ipu_k8s_site', 'ipu_k8s_kubernetes_dir']}, ROOT / 'roles') == ''
+
+
+# --- a site's own sha256 ---------------------------------------------------------------------
+
+@pytest.mark.parametrize('value', ['', ABC_SHA256])
+def test_a_sites_sha256_or_none_passes(value):
+    assert problem('sha256_or_empty', 'helm_tarball_checksum', value) == ''
+
+
+@pytest.mark.parametrize('value', ['sha256:' + ABC_SHA256, ABC_SHA256.upper(), ABC_SHA256 + '\n', ABC_SHA256[:-1],
+                                   None])
+def test_a_sites_sha256_not_as_sha256sum_prints_it_is_refused(value):
+    assert problem('sha256_or_empty', 'helm_tarball_checksum', value) == (
+        'helm_tarball_checksum is "%s": give the file\'s sha256 as 64 lowercase hex digits without a "sha256:" '
+        'prefix, as sha256sum prints it, or "" for the one this project pins.' % value)
+
+
+def test_a_local_directory_file_is_checked_against_the_tables_sha256_when_the_site_gives_none(abc):
+    value = {'path': str(abc.parent), 'files': {abc.name: ''}, 'sha256_setting': 'calico_manifest_checksums',
+             'pinned_files': {abc.name: 'e' * 64}, 'pinned_setting': 'sha256 of %s in the v3.29.3 row of calico_releases'}
+    assert problem('local_file', 'calico_manifests_local_path', value).endswith(
+        'expected %s (sha256 of %s in the v3.29.3 row of calico_releases). Put the published file there, or correct '
+        'sha256 of %s in the v3.29.3 row of calico_releases.' % ('e' * 64, abc.name, abc.name))
+    assert problem('local_file', 'calico_manifests_local_path', dict(value, files={abc.name: ABC_SHA256})) == ''
+    assert problem('local_file', 'calico_manifests_local_path', dict(value, pinned_files={abc.name: ABC_SHA256})) == ''
