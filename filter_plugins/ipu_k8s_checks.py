@@ -669,8 +669,9 @@ def _host_port(text):
 
 
 def extended_resource_problem(settings):
-    """The RDMA resource <prefix>/<name> is an extended resource name as the apiserver validates
-    one (pkg/apis/core/v1/helper/helpers.go IsExtendedResourceName): not in the kubernetes.io/
+    """The RDMA resource <prefix>/<name> is an extended resource name, as the kubelet requires of
+    a device plugin's resource (pkg/kubelet/cm/devicemanager/manager.go Register, with
+    pkg/apis/core/v1/helper/helpers.go IsExtendedResourceName): not in the kubernetes.io/
     namespace, not starting with "requests.", and "requests." + the name a qualified name (a DNS
     subdomain prefix of at most 253 characters, '/', a name of at most 63)."""
     prefix, name = settings['ipu_k8s_rdma_resource_prefix'], settings['ipu_k8s_rdma_resource_name']

@@ -4,8 +4,10 @@ and the patterns of the shared code matched in full. One behaviour each.
 The Kubernetes rules restate k8s.io/apimachinery and kubernetes at 1.20.2 (the source the API
 tier builds from): staging/src/k8s.io/apimachinery/pkg/util/validation/validation.go:42-70
 (IsQualifiedName), :208-217 (IsDNS1123Subdomain), pkg/apis/core/v1/helper/helpers.go:37-61
-(IsExtendedResourceName, IsNativeResource), cmd/kubeadm/app/util/endpoint.go:84-112
-(ParseHostPort). Go's regexp '$' matches only at the end of the text, so a trailing newline
+(IsExtendedResourceName, IsNativeResource; the kubelet's device manager registers a plugin's
+resource only when it is one: pkg/kubelet/cm/devicemanager/manager.go:423),
+cmd/kubeadm/app/util/endpoint.go:84-112 (ParseHostPort). tests/api/test_resource_names.py holds
+the resource-name cases against the real apiserver. Go's regexp '$' matches only at the end of the text, so a trailing newline
 fails there.
 """
 import importlib.util
