@@ -17,7 +17,8 @@ description:
   - An C(until) retry is printed as a wait (C(waiting for <task> (N s left))), not as a failure.
   - Warnings are shown when they happen and repeated at the end.
   - A closing block with the time of each step, what changed (tasks per host), the host recap in
-    the usual recap form (C(ok=N changed=N ...)), where the verify report is (from
+    the usual recap form (C(ok=N changed=N ...)), preflight's plan (C(ansible.builtin.set_stats) data
+    C(preflight_plan)), where the verify report is (from
     C(ansible.builtin.set_stats) data C(verify_report_json), C(verify_report_html),
     C(verify_report_counts)) and what to do next.
   - Failures are printed in full, as the default callback prints them.
@@ -152,6 +153,28 @@ def next_steps(failed_hosts, verify_counts, changed_total, check_mode, has_repor
         else:
             advice.append('Nothing changed. Run playbooks/verify.yml for the verify report.')
     return advice
+
+
+def plan_lines(plan):
+    """The lines of preflight's plan (set_stats data preflight_plan, roles/preflight/tasks/plan.yml):
+    the releases chosen, then each IPU-POD's controller and RDMA network."""
+    if not plan:
+        return []
+    chart = plan.get('network_operator') or {}
+    containerd = plan.get('containerd') or {}
+    lines = [('Kubernetes', plan.get('kubernetes')),
+             ('Network Operator', 'chart %s (%s layout, %s)' % (chart.get('chart_version'), chart.get('layout'),
+                                                                chart.get('ipam')) if chart else 'no chart row'),
+             ('Calico', plan.get('calico')),
+             ('Helm', plan.get('helm')),
+             ('containerd', '%s package, %s' % (containerd.get('source'),
+                                                containerd.get('version') or 'the newest the source has'))]
+    for pod in plan.get('pods') or []:
+        network = pod.get('rdma_network') or {}
+        lines.append(('IPU-POD %s' % pod.get('name'), 'V-IPU %s:%s for %s: %s in %s, MTU %s, excluded %s' % (
+            pod.get('vipu_host'), pod.get('vipu_port'), ', '.join(pod.get('hosts') or []), network.get('interface'),
+            network.get('cidr'), network.get('mtu'), ', '.join(network.get('excludes') or []) or 'nothing')))
+    return ['  %-18s %s' % (label, value) for label, value in lines]
 
 
 class CallbackModule(DefaultCallback):
@@ -444,6 +467,11 @@ class CallbackModule(DefaultCallback):
                 summary['skipped'], summary['rescued'], summary['ignored']))
             if summary['failures'] or summary['unreachable']:
                 failed_hosts.add(host)
+        plan = plan_lines(custom.get('preflight_plan'))
+        if plan:
+            show('Plan:')
+        for line in plan:
+            show(line)
         warnings = self._all_warnings()
         if warnings:
             show('Warnings (%d, also shown above where they happened):' % len(warnings), color=C.COLOR_WARN)

@@ -9,18 +9,34 @@ settings by name. The facts-free checks run in preflight before anything changes
 that need a node's facts (its cluster interface) run in preflight's networks step.
 """
 
+import difflib
+import hashlib
 import ipaddress
 import json
 import os.path
 import re
 from functools import partial
 
+import yaml
 from ansible.module_utils.parsing.convert_bool import boolean
 
 
-VERSION_RE = re.compile(r'^(\d+)\.(\d+)\.(\d+)$')
-# A Node name is a DNS subdomain (RFC 1123): lower-case labels joined by dots.
-NODE_NAME_RE = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')
+# Every pattern here is matched in full (fullmatch), as Go's anchored regexps are: a '$'
+# anchor under re.match would let a trailing newline through.
+VERSION_RE = re.compile(r'(\d+)\.(\d+)\.(\d+)')
+# A DNS subdomain (RFC 1123; k8s.io/apimachinery validation IsDNS1123Subdomain): lower-case
+# labels joined by dots, at most 253 characters. A Node name is one; so is the host of
+# kubeadm's controlPlaneEndpoint (cmd/kubeadm/app/util/endpoint.go ParseHostPort) and the
+# prefix of an extended resource name.
+DNS_SUBDOMAIN_RE = re.compile(r'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')
+DNS_SUBDOMAIN_MAX = 253
+NODE_NAME_RE = DNS_SUBDOMAIN_RE
+# The name part of a qualified name (k8s.io/apimachinery validation IsQualifiedName).
+QUALIFIED_NAME_RE = re.compile(r'[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?')
+QUALIFIED_NAME_MAX = 63
+# k8s.io/api core/v1: DefaultResourceRequestsPrefix and ResourceDefaultNamespacePrefix.
+RESOURCE_REQUESTS_PREFIX = 'requests.'
+RESOURCE_NATIVE_PREFIX = 'kubernetes.io/'
 # The oldest minor any package source still serves: pkgs.k8s.io starts at v1.24, and the
 # legacy apt.kubernetes.io/yum.kubernetes.io repositories were shut down (2024).
 PKGS_K8S_IO_FIRST_MINOR = (1, 24)
@@ -71,9 +87,12 @@ MEMLOCK_RE = re.compile(r'infinity|[0-9]+[KMGTPE]?')
 SHA256_RE = re.compile(r'[0-9a-f]{64}')
 # A release of a project that tags vMAJOR.MINOR.PATCH (Calico).
 TAG_RE = re.compile(r'v[0-9]+\.[0-9]+\.[0-9]+')
-# containerd's hosts.toml directory name (host or host:port) and its URLs.
-REGISTRY_HOST_RE = re.compile(r'[A-Za-z0-9.-]+(:[0-9]+)?')
+# containerd's hosts.toml directory name (host or host:port: DNS labels, none empty) and its URLs.
+_HOST_LABEL = r'[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?'
+REGISTRY_HOST_RE = re.compile(_HOST_LABEL + r'(?:\.' + _HOST_LABEL + r')*(?::[0-9]{1,5})?')
 HTTP_URL_RE = re.compile(r'https?://[^\s"]+')
+# A file name the role puts in a directory it chose: no directory part, not hidden, not "..".
+FILE_NAME_RE = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.@-]{0,199}')
 # Names the verify probes pass to ip, ctr and the CNI plugin as arguments: plain names no tool
 # reads as an option or a path. A network namespace name is a file name under /run/netns; a
 # Linux interface name has at most 15 characters (IFNAMSIZ 16 with the NUL).
@@ -140,7 +159,7 @@ def kubernetes_support_warning(version, releases, today):
 def release_for_minor(rows, minor, key='version'):
     """The newest row (by its KEY version) whose tested Kubernetes range, kubernetes_min to
     kubernetes_max, includes MINOR; {} when none does. A row without a range is never chosen."""
-    if not re.fullmatch(r'^[0-9]+\.[0-9]+$', str(minor)):
+    if not re.fullmatch(r'[0-9]+\.[0-9]+', str(minor)):
         return {}
     fits = [row for row in rows or [] if 'kubernetes_min' in row
             and _minor_tuple(row['kubernetes_min']) <= _minor_tuple(minor) <= _minor_tuple(row['kubernetes_max'])]
@@ -152,7 +171,7 @@ def pinned_release_problem(rows, minor, setting, value, key='version', table='th
     MINOR: its row carries the Kubernetes range the release documents, and a row without one
     cannot be chosen. '' when nothing is pinned or the value is no row (its own check says so)."""
     row = next((r for r in rows or [] if value and str(r.get(key)) == str(value)), {})
-    if not row or not re.fullmatch(r'^[0-9]+\.[0-9]+$', str(minor)):
+    if not row or not re.fullmatch(r'[0-9]+\.[0-9]+', str(minor)):
         return ''
     # documented_min/_max where a row serves fewer minors than its release documents.
     low = row.get('documented_min', row.get('kubernetes_min'))
@@ -414,10 +433,6 @@ def _memlock(value):
     return MEMLOCK_RE.fullmatch(str(value)) is not None
 
 
-def _absolute_path(value):
-    return isinstance(value, str) and os.path.isabs(value)
-
-
 def dns_label_problem(setting, value, limit=DNS_LABEL_MAX, what='Kubernetes name (DNS-1123 label)'):
     """A Kubernetes object name that must be a DNS-1123 label (namespaces, network names)."""
     text = value if isinstance(value, str) else ''
@@ -463,10 +478,108 @@ def registry_hosts_problem(setting, value):
         if not (isinstance(name, str) and REGISTRY_HOST_RE.fullmatch(name) and isinstance(mirrors, list)
                 and all(isinstance(mirror, dict) and _http_url(mirror.get('url')) for mirror in mirrors)
                 and ('server' not in entry or _http_url(entry['server']))):
-            return ('%s["%s"] is %s: give a registry name (host or host:port) with server (an http(s) URL, optional) '
-                    'and mirrors, each with url (an http(s) URL) and optionally capabilities, ca and skip_verify.'
+            return ('%s["%s"] is %s: give a registry name (host or host:port, dot-separated labels of letters, '
+                    'digits and "-", none empty) with server (an http(s) URL, optional) and mirrors, each with url '
+                    '(an http(s) URL) and optionally capabilities, ca and skip_verify.'
                     % (setting, name, json.dumps(entry)))
     return ''
+
+
+def registry_hosts_warning(value, setting='containerd_registry_hosts'):
+    """'' unless an entry of containerd's registry hosts turns off what protects its images: a
+    mirror or server with skip_verify (any certificate accepted) or a plain-http URL (nothing
+    checks who answers). One notice naming every such entry."""
+    weak = []
+    for name, entry in sorted((value or {}).items()):
+        entry = entry if isinstance(entry, dict) else {}
+        places = [('server', entry)] if 'server' in entry else []
+        places += [('mirror %s' % mirror.get('url'), mirror) for mirror in entry.get('mirrors') or []
+                   if isinstance(mirror, dict)]
+        for where, place in places:
+            url = str(place.get('url', place.get('server', '')))
+            reasons = [reason for reason, weak_here in (
+                ('skip_verify', boolean(place.get('skip_verify', False), strict=False)),
+                ('plain http', url.startswith('http://'))) if weak_here]
+            if reasons:
+                weak.append('%s["%s"] %s (%s)' % (setting, name, where, ' and '.join(reasons)))
+    if not weak:
+        return ''
+    return ('Images pulled through %s are not checked against the registry\'s certificate: containerd accepts '
+            'whoever answers there. Give those registries https URLs with a certificate the nodes trust (ca), and '
+            'drop skip_verify, unless this network is trusted.' % '; '.join(weak))
+
+
+def _sha256(path):
+    digest = hashlib.sha256()
+    with open(path, 'rb') as stream:
+        for block in iter(lambda: stream.read(1 << 20), b''):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def local_file_problem(setting, value):
+    """A *_local_path setting, checked on the controller before anything is copied.
+
+    value: {'path': the setting's value, 'sha256': the sha256 the fetch checks ('' when the
+    file is a key checked by its fingerprint, or when another rule refuses the missing sha256),
+    'sha256_setting': where that sha256 comes from}; or, for a directory of files,
+    {'path': the directory, 'files': {file name: the site's sha256 or ''}, 'sha256_setting': ...,
+    'pinned_files': {file name: the table's sha256}, 'pinned_setting': where that comes from, with
+    %s for the file name}, where every file needs a sha256, the site's first (as the fetch chooses).
+    '' for an empty path (the file is downloaded instead)."""
+    path, files = value.get('path'), value.get('files')
+    if path == '':
+        return ''
+    what = 'a directory' if files is not None else 'a file'
+    if not (isinstance(path, str) and os.path.isabs(path)):
+        return ('%s is "%s": give the absolute path of %s on the Ansible controller, or "" to download it.'
+                % (setting, path, what))
+    if files is None:
+        checks = [(path, value.get('sha256') or '', False, value.get('sha256_setting'))]
+        if not os.path.isfile(path):
+            return ('%s is "%s", which is not a regular file on the Ansible controller (%s): give the path of the '
+                    'file itself, or "" to download it.' % (setting, path, _path_kind(path)))
+    else:
+        if not os.path.isdir(path):
+            return ('%s is "%s", which is not a directory on the Ansible controller (%s): give the directory that '
+                    'holds the files, or "" to download them.' % (setting, path, _path_kind(path)))
+        pinned = value.get('pinned_files') or {}
+        checks = [(os.path.join(path, name), sha or pinned.get(name, ''), True,
+                   value.get('sha256_setting') if sha or not pinned.get(name) else value.get('pinned_setting') % name)
+                  for name, sha in sorted(files.items())]
+    for file_path, expected, required, sha256_setting in checks:
+        name = os.path.basename(file_path) if files is not None else file_path
+        if not os.path.isfile(file_path):
+            return ('%s is "%s", and %s is not a regular file there (%s): put the file there, or set %s to "" to '
+                    'download it.' % (setting, path, name, _path_kind(file_path), setting))
+        if not (isinstance(expected, str) and SHA256_RE.fullmatch(expected)) and not required:
+            continue
+        actual = _sha256(file_path)
+        if not (isinstance(expected, str) and SHA256_RE.fullmatch(expected)):
+            return ('%s is "%s": %s has sha256 %s on the controller, and %s gives no sha256 (64 lowercase hex digits) '
+                    'for it. Compare the file with its publisher\'s checksum, then set it in %s.'
+                    % (setting, path, name, actual, sha256_setting, sha256_setting))
+        if actual != expected:
+            return ('%s is "%s": %s has sha256 %s on the controller, expected %s (%s). Put the published file there, '
+                    'or correct %s.' % (setting, path, name, actual, expected, sha256_setting, sha256_setting))
+    return ''
+
+
+def _path_kind(path):
+    """What is at PATH, in a few words."""
+    if os.path.isdir(path):
+        return 'it is a directory'
+    if os.path.lexists(path) and not os.path.exists(path):
+        return 'a broken symbolic link'
+    return 'nothing is there' if not os.path.exists(path) else 'it is not a regular file'
+
+
+def file_name_problem(setting, value):
+    """A file name the role puts in a directory it chose (no directory part, not hidden)."""
+    if isinstance(value, str) and FILE_NAME_RE.fullmatch(value):
+        return ''
+    return ('%s is "%s", which is not a plain file name: use 1 to 200 letters, digits, "_", ".", "@" or "-", '
+            'starting with a letter or digit, without "/" (e.g. ipu-k8s-memlock).' % (setting, value))
 
 
 # --- rules on settings read together (RULES) -----------------------------------------------
@@ -542,12 +655,125 @@ def control_plane_endpoint_problem(settings):
                 'load-balancer address that reaches all of them (port %s) before the first run: kubeadm writes it '
                 'into the certificates.' % (len(control_plane), port))
     if (isinstance(port, bool) or not str(port).isdigit() or not 1 <= int(port) <= 65535
-            or not isinstance(endpoint, str) or re.search('://|/', endpoint)):
+            or not isinstance(endpoint, str) or not (endpoint == '' or _host_port(endpoint))):
         return ('kubeadm_api_server_port=%s and kubeadm_control_plane_endpoint="%s": the port must be 1-65535 and '
-                'the endpoint a bare DNS name or address with an optional ":port" (e.g. k8s-api.example.com:6443), '
+                'the endpoint a bare lower-case DNS name or IP address with an optional ":port" (e.g. k8s-api.example.com:6443), '
                 'without a scheme or path: kubeadm writes it into the certificates and kubeconfigs as it is.'
                 % (port, endpoint))
     return ''
+
+
+def _port(text):
+    return re.fullmatch(r'[0-9]{1,5}', text) is not None and 1 <= int(text) <= 65535
+
+
+def _host_port(text):
+    """host or host:port as kubeadm's ParseHostPort (cmd/kubeadm/app/util/endpoint.go) reads an
+    endpoint: the host an IP address ([IPv6] with a port) or a DNS subdomain, the port 1-65535."""
+    bracketed = re.fullmatch(r'\[([0-9A-Fa-f:.]+)\](?::([0-9]+))?', text)
+    if bracketed:
+        host, port = bracketed.groups()
+    elif text.count(':') == 1:
+        host, port = text.split(':')
+    else:
+        host, port = text, None
+    if port is not None and not _port(port):
+        return False
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        return not bracketed and len(host) <= DNS_SUBDOMAIN_MAX and DNS_SUBDOMAIN_RE.fullmatch(host) is not None
+
+
+def extended_resource_problem(settings):
+    """The RDMA resource <prefix>/<name> is an extended resource name, as the kubelet requires of
+    a device plugin's resource (pkg/kubelet/cm/devicemanager/manager.go Register, with
+    pkg/apis/core/v1/helper/helpers.go IsExtendedResourceName): not in the kubernetes.io/
+    namespace, not starting with "requests.", and "requests." + the name a qualified name (a DNS
+    subdomain prefix of at most 253 characters, '/', a name of at most 63)."""
+    prefix, name = settings['ipu_k8s_rdma_resource_prefix'], settings['ipu_k8s_rdma_resource_name']
+    if isinstance(prefix, str) and isinstance(name, str):
+        full = '%s/%s' % (prefix, name)
+        quota_prefix = RESOURCE_REQUESTS_PREFIX + prefix
+        # Neither part can hold a '/' (its pattern has none): the name is <prefix>/<name>, one '/'.
+        if (RESOURCE_NATIVE_PREFIX not in full
+                and not full.startswith(RESOURCE_REQUESTS_PREFIX)
+                and DNS_SUBDOMAIN_RE.fullmatch(quota_prefix) and len(quota_prefix) <= DNS_SUBDOMAIN_MAX
+                and QUALIFIED_NAME_RE.fullmatch(name) and len(name) <= QUALIFIED_NAME_MAX):
+            return ''
+    return ('ipu_k8s_rdma_resource_prefix "%s" and ipu_k8s_rdma_resource_name "%s" do not make an extended resource '
+            'name Kubernetes accepts: the prefix must be a DNS subdomain (lower-case letters, digits, "-" and ".", '
+            'at most %d characters, not kubernetes.io and not starting with "requests."), the name 1 to %d letters, '
+            'digits, "-", "_" or ".", starting and ending with a letter or digit, e.g. rdma and rdma_shared_device_a.'
+            % (prefix, name, DNS_SUBDOMAIN_MAX - len(RESOURCE_REQUESTS_PREFIX), QUALIFIED_NAME_MAX))
+
+
+def _yaml(path):
+    with open(path) as stream:
+        return yaml.safe_load(stream)
+
+
+def _facts_set(node):
+    """Names the tasks in NODE (a parsed task file) set as facts or register."""
+    names = set()
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ('ansible.builtin.set_fact', 'set_fact') and isinstance(value, dict):
+                names.update(value)  # with set_fact's own `cacheable`, which carries no role's prefix
+            elif key == 'register' and isinstance(value, str):
+                names.add(value)
+            names |= _facts_set(value)
+    elif isinstance(node, list):
+        for item in node:
+            names |= _facts_set(item)
+    return names
+
+
+def declared_settings(roles_dir):
+    """(prefixes, declared): the prefixes of settings (each role's name and "_", so ipu_k8s_ too),
+    and every name the project gives a meaning: each option any entry point of any role declares
+    in its meta/argument_specs.yml, and what the roles set themselves (their vars/main.yml, the
+    facts their tasks set or register, such as network_operator_ipam, which an operator may pass
+    with -e when the Network Operator is installed another way)."""
+    prefixes, declared = [], set()
+    for role in sorted(os.listdir(roles_dir)):
+        role_dir = os.path.join(roles_dir, role)
+        if not os.path.isdir(role_dir):
+            continue
+        prefixes.append(role + '_')
+        spec_path = os.path.join(role_dir, 'meta', 'argument_specs.yml')
+        if os.path.isfile(spec_path):
+            for entry_point in ((_yaml(spec_path) or {}).get('argument_specs') or {}).values():
+                declared.update((entry_point or {}).get('options') or {})
+        vars_path = os.path.join(role_dir, 'vars', 'main.yml')
+        if os.path.isfile(vars_path):
+            declared.update(_yaml(vars_path) or {})
+        tasks_dir = os.path.join(role_dir, 'tasks')
+        for name in sorted(os.listdir(tasks_dir)) if os.path.isdir(tasks_dir) else []:
+            if name.endswith(('.yml', '.yaml')):
+                declared |= _facts_set(_yaml(os.path.join(tasks_dir, name)))
+    return tuple(prefixes), declared
+
+
+def undeclared_settings_problem(hosts, roles_dir):
+    """A variable the inventory sets with a role's prefix that no role declares: a misspelt
+    setting, which would change nothing while the default is used (private __ variables carry no
+    role's prefix). hosts: {inventory host: [names of its variables]}.
+    -> one message naming each such variable, the hosts that set it and the closest setting."""
+    prefixes, declared = declared_settings(roles_dir)
+    where = {}
+    for host, names in sorted((hosts or {}).items()):
+        for name in names or []:
+            if isinstance(name, str) and name.startswith(prefixes) and name not in declared:
+                where.setdefault(name, []).append(host)
+    sentences = []
+    for name, names in sorted(where.items()):
+        close = difflib.get_close_matches(name, sorted(declared), n=1, cutoff=0.6)
+        fix = 'did you mean %s? Correct the name' % close[0] if close else 'no setting is close to it. Remove it'
+        sentences.append('%s (set for %s) is no setting of any role (roles/*/meta/argument_specs.yml), so it would '
+                         'change nothing and the default would be used: %s.' % (name, _join(names), fix))
+    return ' '.join(sentences)
 
 
 def network_operator_chart(settings):
@@ -709,10 +935,13 @@ SETTING_RULES = {
     'count': partial(_refusal, _whole, ': give a positive whole number of repetitions, without a unit (e.g. 3).'),
     'memlock': partial(_refusal, _memlock,
                        ': set it to "infinity" or a size such as 68719476736 or 64G (systemd\'s LimitMEMLOCK).'),
-    'absolute_path_or_empty': partial(_refusal, partial(_or_empty, _absolute_path),
-                                      ': give an absolute path of the file on the controller, or "" to download it.'),
     'sha256_by_file': sha256_by_file_problem,
+    'sha256_or_empty': partial(_refusal, partial(_or_empty, partial(_string, SHA256_RE)),
+                               ': give the file\'s sha256 as 64 lowercase hex digits without a "sha256:" prefix, as '
+                               'sha256sum prints it, or "" for the one this project pins.'),
     'registry_hosts': registry_hosts_problem,
+    'file_name': file_name_problem,
+    'local_file': local_file_problem,
     'netns_name': partial(_refusal, partial(_string, NETNS_NAME_RE),
                           ': use 1 to 64 letters, digits, "_", "." or "-", starting with a letter or digit (a network '
                           'namespace name, e.g. ipu-k8s-verify).'),
@@ -735,6 +964,8 @@ RULES = {
     'helm_download': helm_download_problem,
     'kubeadm_api': kubeadm_api_problem,
     'control_plane_endpoint': control_plane_endpoint_problem,
+    'extended_resource': extended_resource_problem,
+    'undeclared_settings': lambda s: undeclared_settings_problem(s['hosts'], s['roles_dir']),
     'network_operator_chart': lambda s: network_operator_chart(s)[1],
     'ipu_operator_chart': ipu_operator_chart_problem,
     'ipu_operator_values': ipu_operator_values_problem,
@@ -770,4 +1001,5 @@ class FilterModule(object):
             'ipu_k8s_network_operator_chart': network_operator_chart_row,
             'ipu_k8s_ipu_operator_chart': ipu_operator_chart,
             'ipu_k8s_problems': problems,
+            'ipu_k8s_registry_hosts_warning': registry_hosts_warning,
         }

@@ -8,7 +8,8 @@ import base64
 import gzip
 import re
 
-DEB_NAME = re.compile(r'^(?P<name>[^_/]+)_(?P<version>[^_/]+)_[^_/]+\.deb$')
+# Matched in full (fullmatch): a '$' anchor would let a trailing newline through.
+DEB_NAME = re.compile(r'(?P<name>[^_/]+)_(?P<version>[^_/]+)_[^_/]+\.deb')
 
 
 def _version_key(version):
@@ -41,7 +42,7 @@ def index_versions(index, package):
 
 def _deb(path):
     """(package, version) of a .deb file named name_version_arch.deb, as apt-get download names it; else (None, None)."""
-    match = DEB_NAME.match(str(path).rsplit('/', 1)[-1])
+    match = DEB_NAME.fullmatch(str(path).rsplit('/', 1)[-1])
     return (match.group('name'), match.group('version').replace('%3a', ':')) if match else (None, None)
 
 

@@ -28,9 +28,10 @@ VIPU_ENV_PORT = 'IPUOF_VIPU_API_PORT'
 # How much of a command's output goes into an error message.
 _OUTPUT_LIMIT = 2000
 
-_DOTTED_NUMBERS = re.compile(r'^[0-9]+(\.[0-9]+)*$')
-_OCTET = re.compile(r'^(0|[1-9][0-9]{0,2})$')
-_HOST_LABEL = re.compile(r'^[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?$')
+# Matched in full (fullmatch): a '$' anchor would let a trailing newline through.
+_DOTTED_NUMBERS = re.compile(r'[0-9]+(\.[0-9]+)*')
+_OCTET = re.compile(r'0|[1-9][0-9]{0,2}')
+_HOST_LABEL = re.compile(r'[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?')
 
 # Route types `ip route get` may report besides unicast, and what they mean here.
 _ROUTE_TYPE_REASONS = {
@@ -69,7 +70,7 @@ def parse_ipv4(text):
     resolver that would turn them into some other address.
     """
     parts = text.split('.')
-    if len(parts) != 4 or not all(_OCTET.match(p) and int(p) <= 255 for p in parts):
+    if len(parts) != 4 or not all(_OCTET.fullmatch(p) and int(p) <= 255 for p in parts):
         raise IpuK8sError("'%s' is not a valid IPv4 address (expected four numbers 0-255, e.g. 10.5.212.116)" % text)
     return ipaddress.IPv4Address(text)
 
@@ -79,7 +80,7 @@ def is_host_name(text):
     if not text or len(text) > 253:
         return False
     labels = text[:-1].split('.') if text.endswith('.') else text.split('.')
-    return all(_HOST_LABEL.match(label) for label in labels)
+    return all(_HOST_LABEL.fullmatch(label) for label in labels)
 
 
 def parse_port(text, what='port'):
@@ -123,7 +124,7 @@ def split_address(text, what='address'):
             raise IpuK8sError("%s '%s' is malformed: %s" % (what, text, e))
     if not host:
         raise IpuK8sError("%s '%s' has a port but no host" % (what, text))
-    if _DOTTED_NUMBERS.match(host):
+    if _DOTTED_NUMBERS.fullmatch(host):
         try:
             return str(parse_ipv4(host)), port
         except IpuK8sError as e:
@@ -139,7 +140,7 @@ def resolve_ipv4(host, resolver=None):
 
     resolver has socket.getaddrinfo's signature (tests pass their own).
     """
-    if _DOTTED_NUMBERS.match(host):
+    if _DOTTED_NUMBERS.fullmatch(host):
         address = parse_ipv4(host)
     else:
         resolver = resolver or socket.getaddrinfo

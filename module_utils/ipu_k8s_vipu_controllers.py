@@ -23,9 +23,10 @@ ENTRY_KEYS = ('name', 'host', 'port', 'label')
 
 # A Kubernetes label key: optional DNS-subdomain prefix and '/', then a name of at most
 # 63 characters. A label value: at most 63 characters, may be empty.
-_LABEL_PREFIX = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')
-_LABEL_NAME = re.compile(r'^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$')
-_LABEL_VALUE = re.compile(r'^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$')
+# Matched in full (fullmatch), as Go's anchored regexps match: no '$' that lets a newline through.
+_LABEL_PREFIX = re.compile(r'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')
+_LABEL_NAME = re.compile(r'[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?')
+_LABEL_VALUE = re.compile(r'([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?')
 
 
 def label_problem(label):

@@ -65,8 +65,12 @@ def test_air_gapped_source_is_its_deb_files(tmp_path):
         (debs / name).write_bytes(b'')
     for run in ('a', 'b'):
         (tmp_path / run).mkdir()
+    # Preflight checks each file of the release against the sha256 the site gives: sha256sum of an empty file.
+    sums = dict.fromkeys(('kubeadm_1.34.12-1.1_amd64.deb', 'kubelet_1.34.12-1.1_amd64.deb'),
+                         'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855')
     accepted = run_preflight(tmp_path / 'a', {'ipu_k8s_kubernetes_version': '1.34.12',
-                                              'kubernetes_packages_debs_local_path': str(debs)}, skip_tags=['preflight_os'])
+                                              'kubernetes_packages_debs_local_path': str(debs),
+                                              'kubernetes_packages_debs_sha256': sums}, skip_tags=['preflight_os'])
     assert accepted.rc == 0, failed(accepted)
     refused = run_preflight(tmp_path / 'b', {'ipu_k8s_kubernetes_version': '1.34.13',
                                              'kubernetes_packages_debs_local_path': str(debs)}, skip_tags=['preflight_os'])

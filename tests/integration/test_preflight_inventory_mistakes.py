@@ -9,10 +9,12 @@ container is not a node; the VM lab runs them); there are no ipu_nodes, so no RD
 For each mistake (read from the run's ansible-runner events): ansible-playbook exits non-zero, every failure carries the one same message
 (naming the setting, the bad value and the fix), and no host reports a change.
 """
+import hashlib
+
 import pytest
 import yaml
 
-from netns_lab import ROOT, local_host, run_playbook
+from netns_lab import ROOT, SITE_PINS, local_host, run_playbook
 
 PREFLIGHT = ROOT / 'playbooks' / 'preflight.yml'
 
@@ -295,3 +297,46 @@ def test_a_vipu_controller_entry_is_refused_with_every_mistake_it_has(node, tmp_
                    'ipu_k8s_vipu_controllers[0] has unknown key(s) colour: the keys are name, host, port, label; '
                    'ipu_k8s_vipu_controllers[0] has no name: give each controller a name (ipu_k8s_vipu_controller '
                    "refers to it), e.g. name: pod001; ipu_k8s_vipu_controllers[0]: port 'x' is not a TCP port")
+
+
+# What each setting means, checked before anything changes; each was let through before.
+@pytest.mark.parametrize('name,value,needles', [
+    # A misspelt setting changes nothing: the default release would be installed.
+    ('ipu_k8s_kubernetes_verison', '1.34.12',
+     ('ipu_k8s_kubernetes_verison (set for poplar-01) is no setting of any role',
+      'did you mean ipu_k8s_kubernetes_version?')),
+    # kubeadm's ParseHostPort (cmd/kubeadm/app/util/endpoint.go) takes an IP or a DNS subdomain.
+    ('kubeadm_control_plane_endpoint', 'k8s-api.example.com\n',
+     ('kubeadm_control_plane_endpoint="k8s-api.example.com\n"', 'a bare lower-case DNS name or IP address')),
+    ('containerd_registry_hosts', {'..': {'mirrors': [{'url': 'https://mirror.example.com'}]}},
+     ('containerd_registry_hosts[".."]', 'none empty')),
+    ('verify_rdma_perftest_image', "mellanox/perftest:v1'$(id)'",
+     ('verify_rdma_perftest_image is "mellanox/perftest:v1\'$(id)\'", which is not an image reference',)),
+    # An extended resource name is a qualified name: one '/' (pkg/apis/core/v1/helper/helpers.go).
+    ('ipu_k8s_rdma_resource_name', 'shared/device',
+     ('ipu_k8s_rdma_resource_prefix "rdma" and ipu_k8s_rdma_resource_name "shared/device"',
+      'extended resource name')),
+    ('containerd_systemd_dropin_name', '../../../../etc/cron.d/x',
+     ('containerd_systemd_dropin_name is "../../../../etc/cron.d/x", which is not a plain file name',)),
+    ('helm_tarball_checksum', 'sha256:abc', ('helm_tarball_checksum is "sha256:abc"', 'as sha256sum prints it')),
+])
+def test_a_setting_is_checked_for_what_it_means(node, tmp_path, name, value, needles):
+    assert_refused(run_preflight(node, tmp_path, **{name: value}), *needles)
+
+
+def test_a_directory_given_as_a_local_file_is_refused_naming_the_setting(node, tmp_path):
+    # Before: the fetch crashed later with "object of type 'dict' has no attribute 'checksum'".
+    directory = tmp_path / 'charts'
+    directory.mkdir()
+    assert_refused(run_preflight(node, tmp_path / 'run', ipu_operator_chart_local_path=str(directory)),
+                   'ipu_operator_chart_local_path is "%s", which is not a regular file' % directory,
+                   'it is a directory')
+
+
+def test_a_local_file_that_is_not_the_pinned_one_is_refused_on_the_controller(node, tmp_path):
+    archive = tmp_path / 'network-operator.tgz'
+    archive.write_bytes(b'not the chart')
+    assert_refused(run_preflight(node, tmp_path / 'run', network_operator_chart_local_path=str(archive)),
+                   'network_operator_chart_local_path is "%s"' % archive,
+                   '%s has sha256 %s on the controller' % (archive, hashlib.sha256(b'not the chart').hexdigest()),
+                   'expected %s (network_operator_chart_sha256)' % SITE_PINS['network_operator_chart_sha256'])

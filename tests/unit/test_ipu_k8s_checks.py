@@ -338,7 +338,7 @@ def test_every_filter_is_registered():
         'ipu_k8s_problems', 'ipu_k8s_cluster_interface_problem', 'ipu_k8s_cluster_addresses_problem',
         'ipu_k8s_kubernetes_support_warning', 'ipu_k8s_chart_support_warning',
         'ipu_k8s_cluster_interface_of', 'ipu_k8s_release_for_minor', 'ipu_k8s_network_operator_chart',
-        'ipu_k8s_ipu_operator_chart'}
+        'ipu_k8s_ipu_operator_chart', 'ipu_k8s_registry_hosts_warning'}
 
 
 # --- the cluster networks against the node's RDMA subnet ---------------------------------
@@ -505,12 +505,12 @@ def test_memlock_is_infinity_or_a_size(value, ok):
     assert checks.problems({'memlock': {'containerd_limit_memlock': value}}) == expected
 
 
-@pytest.mark.parametrize('value, ok', [('', True), ('/srv/keys/docker.asc', True), ('keys/docker.asc', False),
+@pytest.mark.parametrize('value, ok', [('', True), (__file__, True), ('keys/docker.asc', False),
                                        ('~/docker.asc', False), (None, False), (0, False)])
 def test_a_controller_path_is_absolute_or_empty(value, ok):
-    expected = [] if ok else ['containerd_docker_gpg_key_local_path is "%s": give an absolute path of the file on '
-                              'the controller, or "" to download it.' % value]
-    assert checks.problems({'absolute_path_or_empty': {'containerd_docker_gpg_key_local_path': value}}) == expected
+    expected = [] if ok else ['containerd_docker_gpg_key_local_path is "%s": give the absolute path of a file on '
+                              'the Ansible controller, or "" to download it.' % value]
+    assert checks.problems({'local_file': {'containerd_docker_gpg_key_local_path': {'path': value}}}) == expected
 
 
 def test_sha256_per_file_names_only_the_bad_entries_as_json():
@@ -524,9 +524,9 @@ def test_sha256_per_file_names_only_the_bad_entries_as_json():
 
 
 def registry_hosts_message(name, entry_json):
-    return ('containerd_registry_hosts["%s"] is %s: give a registry name (host or host:port) with server (an http(s) '
-            'URL, optional) and mirrors, each with url (an http(s) URL) and optionally capabilities, ca and '
-            'skip_verify.' % (name, entry_json))
+    return ('containerd_registry_hosts["%s"] is %s: give a registry name (host or host:port, dot-separated labels of '
+            'letters, digits and "-", none empty) with server (an http(s) URL, optional) and mirrors, each with url '
+            '(an http(s) URL) and optionally capabilities, ca and skip_verify.' % (name, entry_json))
 
 
 @pytest.mark.parametrize('hosts', [
@@ -729,7 +729,8 @@ def test_several_control_planes_without_a_shared_endpoint_are_refused():
 def test_an_endpoint_with_a_scheme_or_path_or_a_port_outside_1_65535_is_refused(value, port):
     assert endpoint(value, port) == [
         'kubeadm_api_server_port=%s and kubeadm_control_plane_endpoint="%s": the port must be 1-65535 and the '
-        'endpoint a bare DNS name or address with an optional ":port" (e.g. k8s-api.example.com:6443), without a '
+        'endpoint a bare lower-case DNS name or IP address with an optional ":port" (e.g. k8s-api.example.com:6443), '
+        'without a '
         'scheme or path: kubeadm writes it into the certificates and kubeconfigs as it is.' % (port, value)]
 
 
