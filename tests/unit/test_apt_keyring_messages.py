@@ -4,7 +4,7 @@
 import pytest
 
 from module_harness import ModuleFail
-from test_apt_keyring import keys, needs_gpg, run  # noqa: F401  (keys is a fixture)
+from test_apt_keyring import gpg, keys, needs_gpg, run  # noqa: F401  (gpg and keys are fixtures)
 
 
 @pytest.mark.parametrize('fingerprints', [[], ['0EBFCD88'], ['9DC858229FC7DD38854AE2D88D81803C0EBFCD88', 'x']])
