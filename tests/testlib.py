@@ -135,3 +135,36 @@ def served(directory):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def reset_stand_ins(directory):
+    """What playbooks/reset.yml could touch on a host, made in DIRECTORY: a kubeadm stand-in that
+    logs its arguments, a kubeadm state file, a CNI file and a join configuration; and the reset
+    role's settings pointing at them (no interface, no kubeconfig user, an iptables pattern
+    that matches nothing), so a broken guard shows as a stand-in call or a deleted file."""
+    kubeadm, log = directory / 'kubeadm', directory / 'kubeadm.log'
+    kubeadm.write_text(f'#!/bin/sh\necho "$@" >> {log}\n')
+    kubeadm.chmod(0o755)
+    state, cni, join = directory / 'kubelet.conf', directory / '10-calico.conflist', directory / 'ipu-k8s-join.yaml'
+    state.write_text('state\n')
+    cni.write_text('{}\n')
+    join.write_text('token: abcdef.0123456789abcdef\n')
+    return {'dir': directory, 'log': log, 'state': state, 'cni': cni, 'join': join, 'vars': {
+        'ipu_k8s_join_config_path': str(join),
+        'ansible_become': False,
+        'reset_kubeadm_binary': str(kubeadm),
+        'reset_kubeadm_state_files': [str(state)],
+        'reset_cni_paths': [str(cni)],
+        'reset_interfaces': [],
+        'reset_kubeconfig_users': [],
+        'reset_iptables_chain_pattern': 'IPU-K8S-TEST-NEVER-A-CHAIN',
+        'ipu_k8s_kubeconfig': str(directory / 'admin.conf'),
+    }}
+
+
+def dpkg_status(packages):
+    """The text of a dpkg status file holding each {package: version} as installed and held."""
+    return ''.join('Package: %s\nStatus: hold ok installed\nPriority: optional\nSection: admin\n'
+                   'Installed-Size: 1000\nMaintainer: Kubernetes Authors <dev@kubernetes.io>\n'
+                   'Architecture: amd64\nVersion: %s\nDescription: stand-in stanza\n written by the test.\n\n'
+                   % (name, version) for name, version in packages.items())

@@ -20,7 +20,6 @@ Hollow nodes always report kubeletVersion v1.20.2; the node's own state is its p
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 import time
@@ -28,7 +27,7 @@ import time
 import pytest
 
 from api_client import Api
-from testlib import served
+from testlib import dpkg_status, served
 
 CLUSTER = '1.32.13'
 TARGET = '1.33.7'
@@ -74,19 +73,6 @@ elif name == 'kubeadm':
                         'replace', '-f', '-'], input=json.dumps(configmap).encode(), check=True,
                        stdout=subprocess.DEVNULL)
 '''
-
-STANZA = """Package: {name}
-Status: hold ok installed
-Priority: optional
-Section: admin
-Installed-Size: 1000
-Maintainer: Kubernetes Authors <dev@kubernetes.io>
-Architecture: amd64
-Version: {version}
-Description: stand-in stanza
- written by the test.
-
-"""
 
 INDEX = ''.join('Package: %s\nVersion: %s-1.1\nArchitecture: amd64\n\n' % (name, version)
                 for version in (CLUSTER, TARGET) for name in ('kubeadm', 'kubelet', 'kubectl'))
@@ -140,8 +126,8 @@ class Upgrade:
         return wrapper
 
     def install(self, host, version):
-        (self.dir / host / 'dpkg-status').write_text(''.join(
-            STANZA.format(name=name, version=version + '-1.1') for name in ('kubeadm', 'kubelet', 'kubectl')))
+        (self.dir / host / 'dpkg-status').write_text(
+            dpkg_status(dict.fromkeys(('kubeadm', 'kubelet', 'kubectl'), version + '-1.1')))
 
     def installed(self, host) -> dict:
         text = (self.dir / host / 'dpkg-status').read_text()

@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from playbook_runner import run_playbook
+from testlib import reset_stand_ins
 
 ROOT = Path(__file__).resolve().parents[2]
 RESET = ROOT / 'playbooks' / 'reset.yml'
@@ -29,26 +30,9 @@ RESET = ROOT / 'playbooks' / 'reset.yml'
 
 @pytest.fixture
 def worker(tmp_path):
-    kubeadm = tmp_path / 'kubeadm'
-    log = tmp_path / 'kubeadm.log'
-    kubeadm.write_text(f'#!/bin/sh\necho "$@" >> {log}\n')
-    kubeadm.chmod(0o755)
-    state = tmp_path / 'kubelet.conf'
-    state.write_text('state\n')
-    cni = tmp_path / '10-calico.conflist'
-    cni.write_text('{}\n')
-    return {'dir': tmp_path, 'log': log, 'state': state, 'cni': cni, 'vars': {
-        'reset_confirm': True,
-        'ipu_k8s_join_config_path': str(tmp_path / 'ipu-k8s-join.yaml'),
-        'ansible_become': False,
-        'reset_kubeadm_binary': str(kubeadm),
-        'reset_kubeadm_state_files': [str(state)],
-        'reset_cni_paths': [str(cni)],
-        'reset_interfaces': [],
-        'reset_kubeconfig_users': [],
-        'reset_iptables_chain_pattern': 'IPU-K8S-TEST-NEVER-A-CHAIN',
-        'ipu_k8s_kubeconfig': str(tmp_path / 'admin.conf'),
-    }}
+    stand_ins = reset_stand_ins(tmp_path)
+    stand_ins['vars']['reset_confirm'] = True
+    return stand_ins
 
 
 @pytest.fixture

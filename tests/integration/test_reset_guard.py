@@ -25,32 +25,12 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / 'tests'))
 from playbook_runner import run_playbook  # noqa: E402
-from testlib import require  # noqa: E402
+from testlib import require, reset_stand_ins  # noqa: E402
 
 
 @pytest.fixture
 def node(tmp_path):
-    kubeadm = tmp_path / 'kubeadm'
-    log = tmp_path / 'kubeadm.log'
-    kubeadm.write_text(f'#!/bin/sh\necho "$@" >> {log}\n')
-    kubeadm.chmod(0o755)
-    state = tmp_path / 'kubelet.conf'
-    state.write_text('state\n')
-    cni = tmp_path / '10-calico.conflist'
-    cni.write_text('{}\n')
-    join = tmp_path / 'ipu-k8s-join.yaml'
-    join.write_text('token: abcdef.0123456789abcdef\n')
-    return {'dir': tmp_path, 'log': log, 'state': state, 'cni': cni, 'join': join, 'vars': {
-        'ipu_k8s_join_config_path': str(join),
-        'ansible_become': False,
-        'reset_kubeadm_binary': str(kubeadm),
-        'reset_kubeadm_state_files': [str(state)],
-        'reset_cni_paths': [str(cni)],
-        'reset_interfaces': [],
-        'reset_kubeconfig_users': [],
-        'reset_iptables_chain_pattern': 'IPU-K8S-TEST-NEVER-A-CHAIN',
-        'ipu_k8s_kubeconfig': str(tmp_path / 'admin.conf'),
-    }}
+    return reset_stand_ins(tmp_path)
 
 
 def run_reset(node, *args, extra=None, workers=()):

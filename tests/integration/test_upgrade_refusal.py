@@ -23,24 +23,12 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / 'tests'))
 from playbook_runner import SYSTEM_PATH, run_playbook  # noqa: E402
 from netns_lab import SITE_PINS  # noqa: E402
+from testlib import dpkg_status  # noqa: E402
 
 ASKED = '1.32.13'
 REFUSAL = 'kubernetes_packages : Refuse to change the installed Kubernetes release outside playbooks/upgrade.yml'
 INSTALL_TASKS = ('kubernetes_packages : Copy the .deb files to the node', 'kubernetes_packages : Install the local .deb files',
                  'kubernetes_packages : Install kubeadm, kubelet and kubectl at %s-1.1' % ASKED)
-
-STANZA = """Package: {name}
-Status: hold ok installed
-Priority: optional
-Section: admin
-Installed-Size: 1000
-Maintainer: Kubernetes Authors <dev@kubernetes.io>
-Architecture: amd64
-Version: {version}
-Description: stand-in stanza
- written by the test.
-
-"""
 
 KUBECTL = """#!/bin/sh
 echo "$@" >> {log}
@@ -58,7 +46,7 @@ def run_nodes(tmp_path, packages, cluster=None, check=False):
     """playbooks/nodes.yml on this machine, with `packages` ({name: version}) in the dpkg
     status file and, when `cluster` is a version, the kubeadm-config ConfigMap behind kubectl."""
     status = tmp_path / 'dpkg-status'
-    status.write_text(''.join(STANZA.format(name=n, version=v) for n, v in packages.items()))
+    status.write_text(dpkg_status(packages))
     (tmp_path / 'apt.conf').write_text('Dir::State::status "%s";\n' % status)
     bin_dir = tmp_path / 'bin'
     bin_dir.mkdir()
