@@ -12,8 +12,8 @@ short_description: Write an apt keyring from a downloaded key, only when the key
 description:
   - Reads the OpenPGP key file O(src) (as downloaded, usually ASCII-armoured) with C(gpg --show-keys) and
     refuses it unless every primary key in it has one of the O(fingerprints) - the values a repository's
-    documentation publishes. An unverifiable O(src) is removed, so the next run downloads it again
-    instead of keeping a wrong or truncated file.
+    documentation publishes. An unverifiable O(src) is removed (not in check mode, where the refusal
+    says nothing was removed), so the next run downloads it again instead of keeping a wrong or truncated file.
   - Writes O(dest) (the file a sources entry names in C(Signed-By)) from the verified key, dearmoured
     (binary) when O(dest) does not end in C(.asc), else as it is. The file is written next to O(dest)
     and renamed over it, so apt never sees a half-written keyring; a keyring whose content differs from
@@ -118,8 +118,9 @@ def main():
         if problem:
             if not module.check_mode:
                 os.remove(src)
-            module.fail_json(msg='%s It was removed so the next run fetches it again. If the repository '
-                                 'rotated its key, set %s to the new fingerprint it publishes.' % (problem, setting),
+            module.fail_json(msg='%s%s If the repository rotated its key, set %s to the new fingerprint it '
+                                 'publishes.' % (problem, '' if module.check_mode else
+                                                 ' It was removed so the next run fetches it again.', setting),
                              fingerprints=found, stderr=err)
         keyring = os.path.join(home, 'keyring.gpg') if dearmor else src
         if dearmor:

@@ -24,6 +24,7 @@ import contextlib
 import functools
 import http.server
 import os
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -168,3 +169,16 @@ def dpkg_status(packages):
                    'Installed-Size: 1000\nMaintainer: Kubernetes Authors <dev@kubernetes.io>\n'
                    'Architecture: amd64\nVersion: %s\nDescription: stand-in stanza\n written by the test.\n\n'
                    % (name, version) for name, version in packages.items())
+
+
+def make_gpg_key(home, name):
+    """A new ed25519 signing key made with the real gpg in the empty directory HOME: its armoured
+    public key and its fingerprint (40 upper-case hex digits). The agent gpg starts is stopped."""
+    home.chmod(0o700)
+    gpg = ['gpg', '--batch', '--homedir', str(home)]
+    subprocess.run(gpg + ['--passphrase', '', '--quick-gen-key', f'{name} <{name}@example.invalid>', 'ed25519', 'sign',
+                          'never'], check=True, capture_output=True)
+    armored = subprocess.run(gpg + ['--armor', '--export'], check=True, capture_output=True, text=True).stdout
+    colons = subprocess.run(gpg + ['--with-colons', '--list-keys'], check=True, capture_output=True, text=True).stdout
+    subprocess.run(['gpgconf', '--homedir', str(home), '--kill', 'all'], check=False)
+    return armored, next(line.split(':')[9] for line in colons.splitlines() if line.startswith('fpr:'))

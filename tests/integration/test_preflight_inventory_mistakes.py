@@ -10,11 +10,13 @@ For each mistake (read from the run's ansible-runner events): ansible-playbook e
 (naming the setting, the bad value and the fix), and no host reports a change.
 """
 import hashlib
+import shutil
 
 import pytest
 import yaml
 
 from netns_lab import ROOT, SITE_PINS, local_host, run_playbook
+from testlib import make_gpg_key, require
 
 PREFLIGHT = ROOT / 'playbooks' / 'preflight.yml'
 
@@ -331,6 +333,22 @@ def test_a_directory_given_as_a_local_file_is_refused_naming_the_setting(node, t
     assert_refused(run_preflight(node, tmp_path / 'run', ipu_operator_chart_local_path=str(directory)),
                    'ipu_operator_chart_local_path is "%s", which is not a regular file' % directory,
                    'it is a directory')
+
+
+@pytest.mark.parametrize('path, fingerprints', [
+    ('kubernetes_packages_key_local_path', 'kubernetes_packages_key_fingerprints'),
+    ('containerd_docker_gpg_key_local_path', 'containerd_docker_gpg_key_fingerprints')])
+def test_a_local_signing_key_that_is_not_the_published_one_is_refused_on_the_controller(node, tmp_path, path,
+                                                                                       fingerprints):
+    require(shutil.which('gpg') is not None, 'needs gpg: apt-get install gpg')
+    (tmp_path / 'gnupg').mkdir()
+    armored, fingerprint = make_gpg_key(tmp_path / 'gnupg', 'not-the-repository')
+    key = tmp_path / 'Release.key'
+    key.write_text(armored)
+    message = assert_refused(run_preflight(node, tmp_path / 'run', **{path: str(key)}),
+                             '%s holds key %s, not the expected' % (key, fingerprint),
+                             'set %s to the new fingerprint it publishes' % fingerprints)
+    assert 'removed' not in message and key.read_text() == armored
 
 
 def test_a_local_file_that_is_not_the_pinned_one_is_refused_on_the_controller(node, tmp_path):

@@ -5,7 +5,6 @@ The module tests run the real gpg against keys made here (no network)."""
 
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -17,7 +16,7 @@ from ansible.module_utils.testing import patch_module_args
 import ipu_k8s_gpg
 from ipu_k8s_gpg import key_problem, normalise, primary_fingerprints
 from module_harness import ModuleExit, ModuleFail, load_library_module
-from testlib import require
+from testlib import make_gpg_key, require
 
 sys.modules['ansible.module_utils.ipu_k8s_gpg'] = ipu_k8s_gpg
 ansible.module_utils.ipu_k8s_gpg = ipu_k8s_gpg
@@ -69,19 +68,7 @@ needs_gpg = pytest.mark.usefixtures('gpg')
 @pytest.fixture(scope='module')
 def keys(tmp_path_factory, gpg):
     """Two armoured public keys made here: (path, fingerprint) each."""
-    made = []
-    for name in ('signing', 'other'):
-        home = tmp_path_factory.mktemp('gnupg-' + name)
-        home.chmod(0o700)
-        gpg = ['gpg', '--batch', '--homedir', str(home)]
-        subprocess.run(gpg + ['--passphrase', '', '--quick-gen-key', f'{name} <{name}@example.invalid>',
-                              'ed25519', 'sign', 'never'], check=True, capture_output=True)
-        armored = subprocess.run(gpg + ['--armor', '--export'], check=True, capture_output=True, text=True).stdout
-        colons = subprocess.run(gpg + ['--with-colons', '--list-keys'], check=True, capture_output=True,
-                                text=True).stdout
-        made.append((armored, primary_fingerprints(colons)[0]))
-        subprocess.run(['gpgconf', '--homedir', str(home), '--kill', 'all'], check=False)  # the agent gpg started
-    return made
+    return [make_gpg_key(tmp_path_factory.mktemp('gnupg-' + name), name) for name in ('signing', 'other')]
 
 
 def run(monkeypatch, args, check_mode=False):

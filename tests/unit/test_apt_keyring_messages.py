@@ -42,6 +42,22 @@ def test_a_wrong_key_is_refused_word_for_word_with_what_gpg_found(monkeypatch, t
     assert failed.value.result['fingerprints'] == [fingerprint]
 
 
+@needs_gpg
+def test_in_check_mode_a_wrong_key_is_refused_and_kept_and_the_message_says_nothing_was_removed(
+        monkeypatch, tmp_path, keys):  # noqa: F811
+    # Preflight checks a key the site gives as a file this way, on the controller: the file is the site's own.
+    (armored, fingerprint), (_, other) = keys
+    src = tmp_path / 'k.asc'
+    src.write_text(armored)
+    with pytest.raises(ModuleFail) as failed:
+        run(monkeypatch, {'src': str(src), 'dest': str(tmp_path / 'k.gpg'), 'fingerprints': [other],
+                          'setting': 'kubernetes_packages_key_fingerprints'}, check_mode=True)
+    assert failed.value.result['msg'] == (
+        '%s holds key %s, not the expected %s. If the repository rotated its key, set '
+        'kubernetes_packages_key_fingerprints to the new fingerprint it publishes.' % (src, fingerprint, other))
+    assert src.read_text() == armored and not (tmp_path / 'k.gpg').exists()
+
+
 
 @pytest.mark.parametrize('missing', ['src', 'dest', 'fingerprints'])
 def test_each_required_option_is_required(monkeypatch, tmp_path, missing):
