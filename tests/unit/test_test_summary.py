@@ -57,6 +57,18 @@ def test_the_summary_counts_skips_lists_their_reasons_and_keeps_its_columns(tmp_
             "      no headless browser: apt-get install -y chromium\n") in out
 
 
+def test_the_slowest_tests_are_listed_slowest_first_before_the_tier_times(tmp_path):
+    proc = run_summary(tmp_path, "import time\n\ndef test_quick():\n    pass\n\n"
+                                 "def test_slow():\n    time.sleep(1.2)\n\ndef test_middling():\n    time.sleep(0.6)\n",
+                       floor=1)
+    out = proc.stdout
+    assert proc.returncode == 0, out + proc.stderr
+    listed = re.findall(r"^ +(\d+\.\d)  \[unit\] tests\.unit\.test_sample::(\w+)$", out, re.M)
+    assert [name for _, name in listed] == ["test_slow", "test_middling", "test_quick"], out
+    assert float(listed[0][0]) >= 1.2 and float(listed[1][0]) >= 0.6
+    assert out.index("the slowest ten tests") < out.index("each tier:") < out.index("summary:")
+
+
 PASSING = '''
 def test_one():
     pass
@@ -120,8 +132,9 @@ def run_static(tmp_path, playbook="site.yml", tools=None):
 
 
 def why_it_failed(out):
-    """The lines scripts/test prints between the closing table and the tier times."""
-    return out.split("why it failed (the full output is above):\n", 1)[1].split("\n\neach tier:", 1)[0]
+    """The lines scripts/test prints between the closing table and the slowest tests (or the tier times)."""
+    after = out.split("why it failed (the full output is above):\n", 1)[1]
+    return re.split(r"\n\n(?:the slowest ten tests|each tier:)", after, maxsplit=1)[0]
 
 
 def test_each_failure_is_said_again_next_to_the_summary(tmp_path):
