@@ -227,7 +227,7 @@ def test_a_wait_retries_before_it_fails(tmp_path, api):
     assert ('- tigera-operator/tigera-operator-5d7f-q container main: ErrImagePull of image '
             'quay.io/tigera/operator:v1.38.0: failed to pull and unpack image: not found') in msg
     # The pod list itself is not dumped into the output: no task result carries it.
-    assert '"containerStatuses"' not in json.dumps([e['event_data'].get('res') for e in result.events])
+    assert '"containerStatuses"' not in json.dumps([e.get('event_data', {}).get('res') for e in result.events])
 
 
 def test_calico_wait_counts_the_daemonsets_desired_pods_and_names_the_crash_looping_one(tmp_path, api):
