@@ -654,6 +654,38 @@ def helm_download_problem(settings):
     return pinned_release_problem(releases, minor, 'helm_version', version, 'version', 'helm_releases')
 
 
+def _image_tag(image):
+    """The tag of an image reference ('' when it has none): what follows the last ':' after the
+    last '/', before any digest."""
+    name = str(image).split('@', 1)[0]
+    last = name.rsplit('/', 1)[-1]
+    return last.split(':', 1)[1] if ':' in last else ''
+
+
+def sandbox_image_problem(settings):
+    """The default sandbox image needs kubeadm's pause version for the cluster's minor."""
+    minor, versions = settings['ipu_k8s_kubernetes_minor'], settings['pause_versions'] or {}
+    image = settings['containerd_sandbox_image']
+    if str(minor) in versions or _image_tag(image):
+        return ''
+    return ('containerd_sandbox_image is "%s": no pause version is known for Kubernetes %s (__containerd_pause_versions, '
+            'roles/containerd/vars/main.yml, lists %s). Set containerd_sandbox_image to the pause image '
+            '`kubeadm config images list` names for %s.' % (image, minor, _join(versions), minor))
+
+
+def sandbox_image_warning(image, minor, versions):
+    """'' when the sandbox image is the pause version kubeadm expects at MINOR (or none is known),
+    else a notice: kubeadm's preflight warns of the difference and the kubelet keeps the image
+    containerd names from garbage collection, not kubeadm's."""
+    expected = (versions or {}).get(str(minor))
+    tag = _image_tag(image)
+    if not expected or tag == expected:
+        return ''
+    return ('containerd_sandbox_image is "%s", but kubeadm %s expects pause:%s (`kubeadm config images list`): the '
+            'runtime and kubeadm name different sandbox images, and kubeadm\'s preflight warns of it. Use pause:%s '
+            'from the same registry, or leave containerd_sandbox_image unset.' % (image, minor, expected, expected))
+
+
 def kubeadm_api_problem(settings):
     """kubeadm has a configuration API (the one the role's table chose) for the cluster's minor."""
     if settings['kubeadm_api_version']:
@@ -984,6 +1016,7 @@ RULES = {
     'calico_release': calico_release_problem,
     'helm_download': helm_download_problem,
     'kubeadm_api': kubeadm_api_problem,
+    'sandbox_image': sandbox_image_problem,
     'control_plane_endpoint': control_plane_endpoint_problem,
     'extended_resource': extended_resource_problem,
     'undeclared_settings': lambda s: undeclared_settings_problem(s['hosts'], s['roles_dir']),
@@ -1015,6 +1048,7 @@ class FilterModule(object):
         return {
             'ipu_k8s_kubernetes_support_warning': kubernetes_support_warning,
             'ipu_k8s_chart_support_warning': chart_support_warning,
+            'ipu_k8s_sandbox_image_warning': sandbox_image_warning,
             'ipu_k8s_release_for_minor': release_for_minor,
             'ipu_k8s_cluster_interface_problem': cluster_interface_problem,
             'ipu_k8s_cluster_interface_of': cluster_interface,
