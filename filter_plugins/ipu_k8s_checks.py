@@ -156,12 +156,21 @@ def kubernetes_support_warning(version, releases, today):
             % (minor, row['end_of_support'], ', '.join(supported) or 'none in preflight_kubernetes_releases'))
 
 
+def _rows(rows, key='version'):
+    """A release table as a list of rows: a list as it is, a mapping keyed by version as rows
+    that carry their version under KEY."""
+    if isinstance(rows, dict):
+        return [dict(row or {}, **{key: version}) for version, row in rows.items()]
+    return rows or []
+
+
 def release_for_minor(rows, minor, key='version'):
     """The newest row (by its KEY version) whose tested Kubernetes range, kubernetes_min to
-    kubernetes_max, includes MINOR; {} when none does. A row without a range is never chosen."""
+    kubernetes_max, includes MINOR; {} when none does. A row without a range is never chosen.
+    ROWS is a list of rows, or a mapping keyed by version (helm_releases)."""
     if not re.fullmatch(r'[0-9]+\.[0-9]+', str(minor)):
         return {}
-    fits = [row for row in rows or [] if 'kubernetes_min' in row
+    fits = [row for row in _rows(rows, key) if 'kubernetes_min' in row
             and _minor_tuple(row['kubernetes_min']) <= _minor_tuple(minor) <= _minor_tuple(row['kubernetes_max'])]
     return max(fits, key=lambda row: tuple(int(n) for n in re.findall(r'[0-9]+', str(row[key]))), default={})
 
@@ -170,14 +179,16 @@ def pinned_release_problem(rows, minor, setting, value, key='version', table='th
     """A release the site pinned (SETTING=VALUE) as a row of TABLE must document the cluster's
     MINOR: its row carries the Kubernetes range the release documents, and a row without one
     cannot be chosen. '' when nothing is pinned or the value is no row (its own check says so)."""
-    row = next((r for r in rows or [] if value and str(r.get(key)) == str(value)), {})
+    rows = _rows(rows, key)
+    row = next((r for r in rows if value and str(r.get(key)) == str(value)), {})
     if not row or not re.fullmatch(r'[0-9]+\.[0-9]+', str(minor)):
         return ''
     # documented_min/_max where a row serves fewer minors than its release documents.
     low = row.get('documented_min', row.get('kubernetes_min'))
     high = row.get('documented_max', row.get('kubernetes_max'))
     fits = release_for_minor(rows, minor, key)
-    unpin = ('Set %s to "" and the table picks %s for Kubernetes %s' % (setting, fits[key], minor) if fits
+    unpin = ('Leave %s unset (remove it from the inventory) and the table picks %s for Kubernetes %s'
+             % (setting, fits[key], minor) if fits
              else 'Set %s to a release documented for Kubernetes %s (and give its row that range)' % (setting, minor))
     if low is None:
         return ('%s is "%s", whose row in %s gives no Kubernetes range its release documents, so nothing says it '
@@ -624,14 +635,55 @@ def calico_release_problem(settings):
 
 
 def helm_download_problem(settings):
-    """A Helm release whose download can be checked: a row of helm_releases or a site's checksum."""
+    """A Helm release whose download can be checked (a row of helm_releases or a site's checksum)
+    and, when it is a row, whose documented version skew serves the cluster's minor (helm.sh,
+    "Helm Version Support Policy": a release serves the Kubernetes minor it was compiled against
+    and the three before it)."""
     version, releases = settings['helm_version'], settings['helm_releases'] or {}
-    if settings['helm_tarball_checksum'] or version in releases:
+    minor = settings['ipu_k8s_kubernetes_minor']
+    if not version:
+        return ('No row of helm_releases documents Kubernetes %s (ipu_k8s_kubernetes_version), so no Helm release '
+                'is chosen. Set helm_version to a Helm release whose version skew serves %s (helm.sh/docs/topics/'
+                'version_skew) and helm_tarball_checksum to its published sha256, or add its row (with the Kubernetes '
+                'range it serves) to helm_releases.' % (minor, minor))
+    if not (settings['helm_tarball_checksum'] or version in releases):
+        return ('helm_version is %s, which is not a row of helm_releases (known: %s), and helm_tarball_checksum is '
+                'empty, so nothing could check the download. Choose a known release, or set helm_tarball_checksum to '
+                'the sha256 published in https://get.helm.sh/helm-v%s-linux-ARCH.tar.gz.sha256sum.'
+                % (version, _join(releases), version))
+    return pinned_release_problem(releases, minor, 'helm_version', version, 'version', 'helm_releases')
+
+
+def _image_tag(image):
+    """The tag of an image reference ('' when it has none): what follows the last ':' after the
+    last '/', before any digest."""
+    name = str(image).split('@', 1)[0]
+    last = name.rsplit('/', 1)[-1]
+    return last.split(':', 1)[1] if ':' in last else ''
+
+
+def sandbox_image_problem(settings):
+    """The default sandbox image needs kubeadm's pause version for the cluster's minor."""
+    minor, versions = settings['ipu_k8s_kubernetes_minor'], settings['pause_versions'] or {}
+    image = settings['containerd_sandbox_image']
+    if str(minor) in versions or _image_tag(image):
         return ''
-    return ('helm_version is %s, which is not a row of helm_releases (known: %s), and helm_tarball_checksum is '
-            'empty, so nothing could check the download. Choose a known release, or set helm_tarball_checksum to '
-            'the sha256 published in https://get.helm.sh/helm-v%s-linux-ARCH.tar.gz.sha256sum.'
-            % (version, _join(releases), version))
+    return ('containerd_sandbox_image is "%s": no pause version is known for Kubernetes %s (__containerd_pause_versions, '
+            'roles/containerd/vars/main.yml, lists %s). Set containerd_sandbox_image to the pause image '
+            '`kubeadm config images list` names for %s.' % (image, minor, _join(versions), minor))
+
+
+def sandbox_image_warning(image, minor, versions):
+    """'' when the sandbox image is the pause version kubeadm expects at MINOR (or none is known),
+    else a notice: kubeadm's preflight warns of the difference and the kubelet keeps the image
+    containerd names from garbage collection, not kubeadm's."""
+    expected = (versions or {}).get(str(minor))
+    tag = _image_tag(image)
+    if not expected or tag == expected:
+        return ''
+    return ('containerd_sandbox_image is "%s", but kubeadm %s expects pause:%s (`kubeadm config images list`): the '
+            'runtime and kubeadm name different sandbox images, and kubeadm\'s preflight warns of it. Use pause:%s '
+            'from the same registry, or leave containerd_sandbox_image unset.' % (image, minor, expected, expected))
 
 
 def kubeadm_api_problem(settings):
@@ -808,7 +860,8 @@ def network_operator_chart(settings):
                      'not all of its component images are published where this project could read them '
                      '(tests/schemas/network_operator/published.yaml names the missing ones), so it cannot be '
                      'installed until the row has them. %s.' % (
-                         chart, 'Set network_operator_chart_version to "" and the table picks %s for Kubernetes %s'
+                         chart, 'Leave network_operator_chart_version unset (remove it from the inventory) and the table picks '
+                         '%s for Kubernetes %s'
                          % (fits, minor) if fits else 'No installable release of the table serves Kubernetes %s'
                          % minor))
     if layout == 'legacy' and prefix != 'rdma':
@@ -963,6 +1016,7 @@ RULES = {
     'calico_release': calico_release_problem,
     'helm_download': helm_download_problem,
     'kubeadm_api': kubeadm_api_problem,
+    'sandbox_image': sandbox_image_problem,
     'control_plane_endpoint': control_plane_endpoint_problem,
     'extended_resource': extended_resource_problem,
     'undeclared_settings': lambda s: undeclared_settings_problem(s['hosts'], s['roles_dir']),
@@ -994,6 +1048,7 @@ class FilterModule(object):
         return {
             'ipu_k8s_kubernetes_support_warning': kubernetes_support_warning,
             'ipu_k8s_chart_support_warning': chart_support_warning,
+            'ipu_k8s_sandbox_image_warning': sandbox_image_warning,
             'ipu_k8s_release_for_minor': release_for_minor,
             'ipu_k8s_cluster_interface_problem': cluster_interface_problem,
             'ipu_k8s_cluster_interface_of': cluster_interface,

@@ -5,7 +5,7 @@
 The checks are one list, each declaring its rows (roles/verify/vars/main.yml, __verify_checks,
 which documents the fields and the observations a check registers). verify_plan chooses
 what a host runs, verify_rows makes its PASS/FAIL/SKIP rows in list order, and
-verify_checks_table renders the list as the README's Markdown table.
+verify_checks_table renders the list as docs/verify.md's Markdown table.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ TAGS = ('verify_node', 'verify_cluster')
 # Tags that select every check as well as their own (the play's and the role's tag).
 SELECT_ALL = ('all', 'tagged', 'verify')
 SCOPES = ('node', 'cluster')
-# Where a check runs, and how the README's table says it.
+# Where a check runs, and how docs/verify.md's table says it.
 HOSTS = {'k8s_cluster': 'every node', 'ipu_nodes': 'IPU nodes', 'control_plane': 'control-plane hosts',
          'api': 'first control-plane host'}
 FIELDS = {'id', 'title', 'scope', 'hosts', 'tags', 'tasks', 'client', 'expected', 'rows', 'prerequisite',
@@ -251,7 +251,7 @@ def _cell(text):
 
 
 def verify_checks_table(checks, tag_skip=None):
-    """The checks as the README's Markdown table (titles already rendered)."""
+    """The checks as docs/verify.md's Markdown table (titles already rendered)."""
     checks = verify_checks_valid(checks)
     tag_skip = tag_skip or {}
     lines = ['| Check | Rows | Scope | Runs on | Tags | Task file | When it does not run |',

@@ -14,7 +14,8 @@ these; each logs the host and the arguments it was called with to one file:
 - systemctl: answers `show` for kubelet and logs `restart`.
 The package source is a Packages index served on 127.0.0.1 (read by the real availability
 check); the step that points apt at the new minor's repository writes /etc/apt and fetches
-its key, so it is skipped (--skip-tags kubernetes_packages_repository).
+its key, so it is skipped (--skip-tags kubernetes_packages_repository); so are the add-ons
+(--skip-tags upgrade_addons: Kubernetes alone; test_upgrade_addons.py runs them).
 Hollow nodes always report kubeletVersion v1.20.2; the node's own state is its packages.
 """
 
@@ -146,7 +147,7 @@ class Upgrade:
         return inventory
 
     def run(self, *args, **kwargs):
-        return self.site.play('upgrade.yml', '--skip-tags', 'kubernetes_packages_repository', *args,
+        return self.site.play('upgrade.yml', '--skip-tags', 'kubernetes_packages_repository,upgrade_addons', *args,
                               inventory=self.inventory(), **kwargs)
 
     def reset(self):

@@ -40,13 +40,15 @@ def test_preflight_prints_the_releases_and_each_ipu_pods_rdma_network(lab, tmp_p
     chart = newest_row(defaults('network_operator')['network_operator_chart_table'], minor, 'chart_version')
     calico = newest_row(defaults('calico')['calico_releases'], minor, 'version')
     containerd = defaults('containerd')
+    helm_releases = defaults('helm')['helm_releases']
     block = run.stdout[run.stdout.index('\nPlan:\n') + len('\nPlan:\n'):]
     rows = [re.split(r'\s{2,}', line.strip(), maxsplit=1) for line in block.splitlines()[:6]]
     assert rows == [
         ['Kubernetes', kubernetes],
         ['Network Operator', 'chart %s (%s layout, %s)' % (chart['chart_version'], chart['layout'], chart['ipam'])],
         ['Calico', calico['version']],
-        ['Helm', defaults('helm')['helm_version']],
+        ['Helm', newest_row([dict(row, version=version) for version, row in helm_releases.items()],
+                            minor, 'version')['version']],
         ['containerd', '%s package, %s' % (containerd['containerd_package_source'],
                                            containerd['containerd_package_version'] or 'the newest the source has')],
         ['IPU-POD pod001', 'V-IPU 10.247.208.5:8090 for poplar-01: rdma0 in 10.247.208.0/23, MTU 9000, '

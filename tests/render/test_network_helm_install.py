@@ -4,9 +4,10 @@ sha256, does nothing on a second run, reports the same in check mode, and refuse
 tarball whose checksum is not the expected one.
 
 The tarball holds a stand-in `helm` (a script answering `version --short` like Helm
-3.16.3) because the real release cannot be downloaded here; everything else - the
-probe, the checksum check, unpacking, installing - is the role's own code. Needs root
-(the role installs files owned by root, as on a node)."""
+3.21.4, the release the role chooses for the default Kubernetes 1.35) because the real
+release cannot be downloaded here; everything else - the probe, the checksum check,
+unpacking, installing - is the role's own code. Needs root (the role installs files owned
+by root, as on a node)."""
 
 import hashlib
 import subprocess
@@ -29,9 +30,9 @@ from playbook_runner import run_playbook  # noqa: E402
 def site(tmp_path):
     stand_in = tmp_path / 'linux-amd64' / 'helm'
     stand_in.parent.mkdir()
-    stand_in.write_text('#!/bin/sh\necho "v3.16.3+gcfd0749"\n')
+    stand_in.write_text('#!/bin/sh\necho "v3.21.4+g56c3b1e"\n')
     stand_in.chmod(0o755)
-    tarball = tmp_path / 'helm-v3.16.3-linux-amd64.tar.gz'
+    tarball = tmp_path / 'helm-v3.21.4-linux-amd64.tar.gz'
     with tarfile.open(tarball, 'w:gz') as archive:
         archive.add(stand_in.parent, arcname='linux-amd64')
     (tmp_path / 'hosts.yml').write_text(textwrap.dedent('''\
@@ -70,7 +71,7 @@ def test_installs_then_changes_nothing_on_a_second_run(site):
     assert recap['changed'] > 0
     installed = subprocess.run([str(site['dir'] / 'bin' / 'helm'), 'version', '--short'],
                                capture_output=True, text=True, check=True)
-    assert installed.stdout.strip() == 'v3.16.3+gcfd0749'
+    assert installed.stdout.strip() == 'v3.21.4+g56c3b1e'
     second, recap = run_role(site)
     assert second.rc == 0, second.stdout
     assert recap['changed'] == 0, second.stdout
@@ -95,7 +96,7 @@ def test_a_tarball_with_another_checksum_is_refused(site):
 
 def test_a_binary_left_half_unpacked_is_replaced(site):
     # An interrupted run left a cut-off binary where the unpack goes: it must not count as unpacked.
-    half = site['dir'] / 'cache' / 'helm-v3.16.3-linux-amd64' / 'linux-amd64' / 'helm'
+    half = site['dir'] / 'cache' / 'helm-v3.21.4-linux-amd64' / 'linux-amd64' / 'helm'
     half.parent.mkdir(parents=True)
     half.write_text('#!/bin/sh\nech')
     half.chmod(0o755)
@@ -103,14 +104,15 @@ def test_a_binary_left_half_unpacked_is_replaced(site):
     assert result.rc == 0, result.stdout
     installed = subprocess.run([str(site['dir'] / 'bin' / 'helm'), 'version', '--short'],
                                capture_output=True, text=True, check=True)
-    assert installed.stdout.strip() == 'v3.16.3+gcfd0749'
+    assert installed.stdout.strip() == 'v3.21.4+g56c3b1e'
 
 
 def test_without_a_site_checksum_the_published_one_is_checked_and_named(site):
-    # helm-v3.16.3-linux-amd64.tar.gz.sha256sum on get.helm.sh; the stand-in tarball is not that file.
-    published = 'f5355c79190951eed23c5432a3b920e071f4c00a64f75e077de0dd4cb7b294ea'
+    # Linux amd64 of github.com/helm/helm/releases/tag/v3.21.4 (helm-v3.21.4-linux-amd64.tar.gz.sha256sum on
+    # get.helm.sh); the stand-in tarball is not that file.
+    published = '61f88ab166748cb19604d7884cb100ae9ccb13804ddeb98e08af167eacbb6a14'
     result, recap = run_role(site, '-e', 'helm_arch=amd64', checksum='')
     assert result.rc != 0 and recap['failures'] == 1
     text = ' '.join(' '.join(result.failure_messages()).split())
-    assert 'expected %s (helm_releases.3.16.3.amd64_sha256)' % published in text, text
+    assert 'expected %s (helm_releases.3.21.4.amd64_sha256)' % published in text, text
     assert not (site['dir'] / 'bin' / 'helm').exists()

@@ -197,7 +197,7 @@ def test_kubeadm_api_table_matches_the_facts():
 
 
 @pytest.mark.parametrize("chart", [row["chart_version"] for row in CHARTS if not installable(row)])
-@pytest.mark.parametrize("minor,fix", [("1.35", 'Set network_operator_chart_version to "" and the table picks 26.4.1'),
+@pytest.mark.parametrize("minor,fix", [("1.35", 'Leave network_operator_chart_version unset (remove it from the inventory) and the table picks 26.4.1'),
                                        ("1.36", "No installable release of the table serves Kubernetes 1.36")])
 def test_a_pinned_row_without_its_images_is_refused_saying_why_and_what_to_do(chart, minor, fix):
     # 26.4.2, 26.7.0 and 26.7.1: published.yaml names the images no page read here gives.

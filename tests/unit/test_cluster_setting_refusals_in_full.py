@@ -507,7 +507,7 @@ def test_a_pinned_chart_names_the_chart_the_table_would_pick():
     assert checks.pinned_release_problem(rows, '1.30', 'network_operator_chart_version', '25.1.0', 'chart_version',
                                          'charts') == (
         'network_operator_chart_version is "25.1.0", whose row in charts serves Kubernetes 1.26 to 1.28, not this '
-        'cluster\'s 1.30 (ipu_k8s_kubernetes_version): Set network_operator_chart_version to "" and the table picks '
+        'cluster\'s 1.30 (ipu_k8s_kubernetes_version): Leave network_operator_chart_version unset (remove it from the inventory) and the table picks '
         '25.4.0 for Kubernetes 1.30, or choose a Kubernetes release from 1.26 to 1.28.')
 
 

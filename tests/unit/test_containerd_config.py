@@ -18,6 +18,9 @@ from ansible.errors import AnsibleFilterError
 ROOT = Path(__file__).resolve().parents[2]
 ROLE = ROOT / 'roles' / 'containerd'
 DEFAULTS = yaml.safe_load((ROLE / 'defaults' / 'main.yml').read_text())
+# The filter's cases render one sandbox image; the role's default follows the Kubernetes minor
+# (tests/unit/test_containerd_pause_versions.py).
+DEFAULTS['containerd_sandbox_image'] = 'registry.k8s.io/pause:3.10'
 _spec = importlib.util.spec_from_file_location('containerd_config', ROOT / 'filter_plugins' / 'containerd_config.py')
 containerd_config = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(containerd_config)

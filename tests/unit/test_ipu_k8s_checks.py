@@ -119,7 +119,7 @@ def test_pinned_release_outside_its_rows_range_names_setting_value_minor_range_a
     message = checks.pinned_release_problem(ROWS, '1.30', 'calico_version', 'v3.9.2', 'version', 'calico_releases')
     assert message == (
         'calico_version is "v3.9.2", whose row in calico_releases serves Kubernetes 1.24 to 1.27, not this '
-        'cluster\'s 1.30 (ipu_k8s_kubernetes_version): Set calico_version to "" and the table picks v3.11.0 for '
+        'cluster\'s 1.30 (ipu_k8s_kubernetes_version): Leave calico_version unset (remove it from the inventory) and the table picks v3.11.0 for '
         'Kubernetes 1.30, or choose a Kubernetes release from 1.24 to 1.27.')
 
 
@@ -482,7 +482,10 @@ def test_kinds_are_checked_in_the_order_given_and_only_bad_settings_speak():
     # Settings of one kind in the order of their names; a rule on settings read together
     # that finds nothing wrong adds nothing.
     assert checks.problems({'seconds': {'c_timeout': 5, 'b_timeout': 0, 'a_timeout': -1},
-                            'helm_download': {'helm_version': '3.16.3', 'helm_releases': {'3.16.3': {}},
+                            'helm_download': {'helm_version': '3.16.3',
+                                              'helm_releases': {'3.16.3': {'kubernetes_min': '1.28',
+                                                                           'kubernetes_max': '1.31'}},
+                                              'ipu_k8s_kubernetes_minor': '1.31',
                                               'helm_tarball_checksum': ''},
                             'memlock': {'m': 'lots'}}) == [
         'a_timeout is "-1": give a positive whole number of seconds, without a unit (e.g. 300).',
@@ -648,7 +651,7 @@ def test_no_calico_release_tag_is_refused_naming_the_minor(version):
 def test_a_pinned_calico_release_outside_its_range_is_refused():
     assert calico('v3.29.6', '1.33') == [
         'calico_version is "v3.29.6", whose row in calico_releases serves Kubernetes 1.29 to 1.31, not this '
-        'cluster\'s 1.33 (ipu_k8s_kubernetes_version): Set calico_version to "" and the table picks v3.31.7 for '
+        'cluster\'s 1.33 (ipu_k8s_kubernetes_version): Leave calico_version unset (remove it from the inventory) and the table picks v3.31.7 for '
         'Kubernetes 1.33, or choose a Kubernetes release from 1.29 to 1.31.']
 
 
@@ -681,9 +684,13 @@ def test_a_sites_checksum_that_is_not_one_is_refused_even_when_the_row_has_one()
         'projectcalico/calico).']
 
 
+HELM_RANGE = {'kubernetes_min': '1.28', 'kubernetes_max': '1.31'}
+
+
 def helm(version, checksum=''):
     return checks.problems({'helm_download': {'helm_version': version, 'helm_tarball_checksum': checksum,
-                                              'helm_releases': {'3.16.3': {}, '3.17.0': {}}}})
+                                              'ipu_k8s_kubernetes_minor': '1.31',
+                                              'helm_releases': {'3.16.3': HELM_RANGE, '3.17.0': HELM_RANGE}}})
 
 
 def test_a_helm_release_of_the_table_or_with_a_checksum_passes():

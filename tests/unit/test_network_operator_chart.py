@@ -74,8 +74,8 @@ def test_an_unknown_chart_version_is_refused_listing_the_rows():
 def test_a_pinned_row_outside_the_clusters_minor_is_refused_with_the_tables_pick():
     assert problems(minor='1.31', version='1.4.0') == [
         'network_operator_chart_version is "1.4.0", whose row in network_operator_chart_table serves Kubernetes '
-        '1.24 to 1.25, not this cluster\'s 1.31 (ipu_k8s_kubernetes_version): Set network_operator_chart_version to '
-        '"" and the table picks 25.7.0 for Kubernetes 1.31, or choose a Kubernetes release from 1.24 to 1.25.']
+        '1.24 to 1.25, not this cluster\'s 1.31 (ipu_k8s_kubernetes_version): Leave network_operator_chart_version unset (remove it from the inventory) '
+        'and the table picks 25.7.0 for Kubernetes 1.31, or choose a Kubernetes release from 1.24 to 1.25.']
 
 
 def test_a_legacy_row_refuses_a_resource_prefix_it_cannot_publish():

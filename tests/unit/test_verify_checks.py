@@ -3,7 +3,7 @@
 The selection (filter verify_plan, filter_plugins/verify_checks.py) decides
 which checks a run runs on a host and why the others do not; verify_rows turns that and
 what the checks registered into the host's rows (PASS, FAIL, SKIP with the reason); the
-README's table of checks is the list rendered (verify_checks_table), and this file fails
+docs/verify.md's table of checks is the list rendered (verify_checks_table), and this file fails
 when they differ. Every check's task file exists; that each registers its rows is shown
 by running them: the node checks in tests/integration/test_verify_datapath.py, the
 cluster checks in tests/api/test_layers.py.
@@ -30,7 +30,7 @@ TABLE_END = '<!-- end of verify checks -->'
 
 
 def rendered(value):
-    """The list as Ansible renders it with the roles' defaults (the README shows these)."""
+    """The list as Ansible renders it with the roles' defaults (docs/verify.md shows these)."""
     variables = {}
     for role in ('ipu_k8s', 'verify'):
         variables.update(yaml.safe_load((ROOT / 'roles' / role / 'defaults' / 'main.yml').read_text()) or {})
@@ -346,8 +346,8 @@ def test_an_opt_in_without_its_value_is_refused():
 
 
 def test_the_readme_table_is_the_list():
-    readme = (ROOT / 'README.md').read_text()
-    assert TABLE_START in readme and TABLE_END in readme, 'README.md lacks the verify checks table markers'
+    readme = (ROOT / 'docs' / 'verify.md').read_text()
+    assert TABLE_START in readme and TABLE_END in readme, 'docs/verify.md lacks the verify checks table markers'
     shown = readme.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0].strip()
     expected = verify_checks.verify_checks_table(CHECKS, TAG_SKIP)
-    assert shown == expected, 'README.md verify table differs from roles/verify/vars/main.yml; it should read:\n' + expected
+    assert shown == expected, 'docs/verify.md verify table differs from roles/verify/vars/main.yml; it should read:\n' + expected

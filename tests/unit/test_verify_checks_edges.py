@@ -258,7 +258,7 @@ def test_the_client_checks_come_last():
         MEMLOCK, dict(CLIENT, client='false'), NODES]
 
 
-# --- the README table -------------------------------------------------------------------------------
+# --- the docs/verify.md table -------------------------------------------------------------------------------
 
 def test_the_table_escapes_bars_and_gives_the_sites_or_the_default_reason():
     checks = [dict(PROBE, title='data | path', expected='a | reply'), OPT, CLIENT]

@@ -9,8 +9,10 @@ import json
 import os
 import re
 import tomllib
+from pathlib import Path
 
 import pytest
+import yaml
 
 MODULES = ["overlay", "br_netfilter"]
 SYSCTLS = {
@@ -20,7 +22,13 @@ SYSCTLS = {
 }
 SYSCTL_FILE = "/etc/sysctl.d/90-ipu-k8s.conf"
 CONFIG = "/etc/containerd/config.toml"
-SANDBOX_IMAGE = "registry.k8s.io/pause:3.10"
+# The pause kubeadm expects at the lab's Kubernetes minor (the default release; the tags per minor
+# come from tests/schemas/kubernetes/pause-versions.yaml, read upstream).
+_ROOT = Path(__file__).resolve().parents[3]
+_MINOR = ".".join(yaml.safe_load((_ROOT / "roles/ipu_k8s/defaults/main.yml").read_text())
+                  ["ipu_k8s_kubernetes_version"].split(".")[:2])
+SANDBOX_IMAGE = "registry.k8s.io/pause:" + yaml.safe_load(
+    (_ROOT / "tests/schemas/kubernetes/pause-versions.yaml").read_text())["kubernetes"][_MINOR]["pause"]
 
 
 def test_node_was_rebooted_after_converge(host):
