@@ -13,12 +13,14 @@ python gets the old one. A second run changes nothing; check mode creates nothin
 the API task when the virtualenv does not exist yet. Needs PyPI (pip install/download)."""
 
 import base64
+import hashlib
 import http.server
 import json
 import re
 import subprocess
 import sys
 import threading
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -288,3 +290,51 @@ def test_an_index_url_with_credentials_reaches_pip_and_nothing_the_run_leaves(tm
              if path.is_file() and 's3cret' in path.read_text(errors='replace')]
     assert leaks == []
 
+
+
+def hand_made_wheel(directory, name='demo', version='1.0'):
+    """A pure-Python wheel written byte by byte (no build backend, no index): its path and sha256."""
+    files = {'%s/__init__.py' % name: b'',
+             '%s-%s.dist-info/METADATA' % (name, version): b'Metadata-Version: 2.1\nName: %s\nVersion: %s\n' % (
+                 name.encode(), version.encode()),
+             '%s-%s.dist-info/WHEEL' % (name, version): b'Wheel-Version: 1.0\nGenerator: test\n'
+                                                        b'Root-Is-Purelib: true\nTag: py3-none-any\n'}
+    record = ''.join('%s,sha256=%s,%d\n' % (path, base64.urlsafe_b64encode(hashlib.sha256(data).digest())
+                                            .rstrip(b'=').decode(), len(data)) for path, data in files.items())
+    directory.mkdir(parents=True, exist_ok=True)
+    wheel = directory / ('%s-%s-py3-none-any.whl' % (name, version))
+    with zipfile.ZipFile(wheel, 'w') as archive:
+        for path, data in files.items():
+            archive.writestr(path, data)
+        archive.writestr('%s-%s.dist-info/RECORD' % (name, version), record + '%s-%s.dist-info/RECORD,,\n' % (
+            name, version))
+    return wheel, hashlib.sha256(wheel.read_bytes()).hexdigest()
+
+
+def test_the_bundled_pip_module_reports_a_converged_hash_locked_virtualenv_changed_in_check_mode(tmp_path):
+    """Why library/k8s_client_venv.py stays: ansible.builtin.pip (ansible-core 2.19.14,
+    lib/ansible/modules/pip.py lines 818-820) answers check mode with changed=True whenever it is
+    given a requirements file or extra_args, and pip takes sha256 hashes only from a requirements
+    file, with --require-hashes. Run here on a virtualenv it has just converged (a second real run
+    changes nothing), its check run still says changed, where the role's check run says nothing
+    changed (test_check_mode_with_the_virtualenv_changes_nothing_and_reads_the_cluster). When a
+    release fixes that, this fails: then the module can give way to ansible.builtin.pip."""
+    require(Path(SYSTEM_PYTHON).exists(), 'needs %s' % SYSTEM_PYTHON)
+    wheel, digest = hand_made_wheel(tmp_path / 'wheels')
+    (tmp_path / 'requirements.txt').write_text('demo==1.0 --hash=sha256:%s\n' % digest)
+    (tmp_path / 'play.yml').write_text(yaml.safe_dump([{
+        'name': 'A hash-locked virtualenv kept by ansible.builtin.pip', 'hosts': 'cp1', 'gather_facts': False,
+        'tasks': [{'name': 'Keep the virtualenv', 'ansible.builtin.pip': {
+            'requirements': str(tmp_path / 'requirements.txt'), 'virtualenv': str(tmp_path / 'venv'),
+            'virtualenv_command': '%s -m venv' % SYSTEM_PYTHON,
+            'extra_args': '--require-hashes --no-index --find-links %s' % wheel.parent}}]}]))
+    (tmp_path / 'hosts.yml').write_text(yaml.safe_dump({'all': {'hosts': {'cp1': {
+        'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}}}}))
+
+    def kept(*options):
+        result = run_playbook(tmp_path / 'play.yml', tmp_path / 'hosts.yml', tmp_path, cmdline=list(options))
+        assert result.rc == 0, result.stdout[-3000:]
+        return result.result('Keep the virtualenv', 'cp1')['changed']
+
+    assert [kept(), kept(), kept('--check')] == [True, False, True]
+    assert version_in(tmp_path / 'venv' / 'bin' / 'python3', 'demo') == '1.0'

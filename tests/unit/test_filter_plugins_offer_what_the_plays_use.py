@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / 'module_utils'))   # the controller-side plugins import module_utils by file name
 
-PLUGINS = ['filter_plugins/helm_release.py', 'filter_plugins/ipu_operator_webhook_cert.py',
+PLUGINS = ['filter_plugins/helm_release.py',
            'filter_plugins/pod_diagnosis.py', 'filter_plugins/rdma_network_check.py',
            'filter_plugins/rdma_shared_device_plugin.py', 'filter_plugins/ipu_k8s_checks.py',
            'filter_plugins/ipu_k8s_client.py', 'filter_plugins/kubeadm_join.py',
