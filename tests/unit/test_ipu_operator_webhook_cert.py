@@ -24,7 +24,6 @@ from cryptography.x509.oid import NameOID
 from playbook_runner import run_playbook
 
 ROOT = Path(__file__).resolve().parents[2]
-TASKS = ROOT / 'roles' / 'ipu_operator' / 'tasks' / 'webhook_cert.yml'
 NAMESPACE = 'ipu-operator'
 STAND_IN_K8S_INFO = '''#!/usr/bin/python
 import json, os
@@ -70,6 +69,10 @@ def certificate(tmp_path, host, offset):
     return pem.read_bytes(), not_after.strftime('%Y-%m-%dT%H:%M:%SZ')
 
 
+def secret_of(host):
+    return 'ipu-operator-%s-admission' % host.replace('_', '-')
+
+
 @pytest.fixture(scope='module')
 def run(tmp_path_factory):
     """The tasks' run over CASES -> (run, {host: openssl's notAfter})."""
@@ -79,8 +82,10 @@ def run(tmp_path_factory):
     (module / 'k8s_info.py').write_text(STAND_IN_K8S_INFO)
     secrets, not_after, hosts = {}, {}, {}
     for host, (given, renew_days) in CASES.items():
-        secret = 'ipu-operator-admission-' + host.replace('_', '-')
-        hosts[host] = {'__ipu_operator_webhook_secret': secret, 'ipu_operator_webhook_cert_renew_days': renew_days}
+        # The chart names the Secret <fullname>-admission; fullnameOverride gives each host its own.
+        secret = secret_of(host)
+        hosts[host] = {'ipu_operator_extra_values': {'fullnameOverride': secret[:-len('-admission')]},
+                       'ipu_operator_webhook_cert_renew_days': renew_days}
         if given is None:
             continue
         if isinstance(given, datetime.timedelta):
@@ -99,10 +104,12 @@ def run(tmp_path_factory):
         'ipu_k8s_kubeconfig': str(tmp_path / 'no-kubeconfig'), 'ipu_k8s_ipu_operator_namespace': NAMESPACE}}}))
     playbook = tmp_path / 'webhook_cert.yml'
     playbook.write_text(yaml.safe_dump([{'name': 'Read the webhook certificate', 'hosts': 'all', 'gather_facts': False,
-                                         'tasks': [{'name': 'Run the role task file',
-                                                    'ansible.builtin.include_tasks': str(TASKS)}]}]))
+                                         'tasks': [{'name': 'Run the role entry point',
+                                                    'ansible.builtin.include_role': {
+                                                        'name': 'ipu_operator', 'tasks_from': 'webhook_cert'}}]}]))
     done = run_playbook(playbook, inventory, tmp_path, envvars={
-        'ANSIBLE_COLLECTIONS_PATH': str(tmp_path / 'collections'), 'STAND_IN_SECRETS': str(tmp_path / 'secrets.json')})
+        'ANSIBLE_COLLECTIONS_PATH': str(tmp_path / 'collections'), 'STAND_IN_SECRETS': str(tmp_path / 'secrets.json'),
+        'ANSIBLE_ROLES_PATH': str(ROOT / 'roles'), 'ANSIBLE_FILTER_PLUGINS': str(ROOT / 'filter_plugins')})
     return done, not_after
 
 
@@ -121,7 +128,7 @@ def test_days_left_and_not_after_are_read_from_the_certificate(run):
 def test_the_days_left_are_reported(run):
     done, not_after = run
     assert done.result("Report the webhook certificate's days left", 'twenty_days')['msg'] == (
-        'The IPU Operator webhook certificate (Secret ipu-operator/ipu-operator-admission-twenty-days) expires %s: '
+        'The IPU Operator webhook certificate (Secret ipu-operator/ipu-operator-twenty-days-admission) expires %s: '
         '20 days left.' % not_after['twenty_days'])
 
 
@@ -153,7 +160,7 @@ def test_its_last_hours_are_day_0_and_nothing_is_renewed_before_it_expires_witho
 @pytest.mark.parametrize('host', ['no_pem', 'no_data', 'not_base64', 'stray_character'])
 def test_a_secret_without_a_pem_certificate_is_refused_naming_it_and_the_command(run, host):
     done, _ = run
-    secret = 'ipu-operator-admission-' + host.replace('_', '-')
+    secret = secret_of(host)
     assert done.failures()[host] == (
         'Secret ipu-operator/%s has no PEM certificate under data.cert: the chart writes it there; see kubectl -n '
         'ipu-operator get secret %s -o yaml' % (secret, secret))
