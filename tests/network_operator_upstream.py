@@ -210,3 +210,34 @@ def image_spec_errors(spec):
     return [message for field, message in (('repository', 'repository is required'),
                                            ('version', 'version is required'))
             if not spec.get(field)]
+
+
+# --- MacvlanNetwork -> NetworkAttachmentDefinition ---------------------------------------------
+
+def macvlan_network_attachment_definition(macvlan):
+    """The NetworkAttachmentDefinition the operator's MacvlanNetwork state renders
+    (pkg/state/state_macvlan_network.go:130-158, manifests/state-macvlan-network/0010-macvlan-net-cr.yml:1-21;
+    the same blob dd00be4 and the same lines at v25.4.0, v25.7.0, v26.1.2 and v26.4.1), as the
+    apiserver reads its YAML. The template is Go text/template, which escapes nothing:
+    - the NAD has the MacvlanNetwork's name, in spec.networkNamespace or "default" (:133-138);
+    - spec.config is a single-quoted YAML scalar (yml :7, :21) holding a JSON object written as
+      text: cniVersion "0.3.1", name, type "macvlan" (yml :8-10), then "master" and "mode" each
+      only when non-empty and pasted between double quotes (yml :11-16), "mtu" only when not 0
+      (yml :17-19), and the IPAM: `"ipam":` followed by spec.ipam with EVERY run of whitespace
+      removed, inside JSON strings too (go :144-148, strings.Fields), or `"ipam":{}` (go :147).
+    Raises yaml.YAMLError when the YAML does not parse (a "'" in a value)."""
+    spec = macvlan.get('spec') or {}
+    name = macvlan['metadata']['name']
+    ipam = '"ipam":' + (''.join(spec['ipam'].split()) if spec.get('ipam') else '{}')
+    # The trim markers ({{- and -}}, yml :11-19) remove the line breaks and indentation around
+    # each optional field, so the fields follow one another on one line.
+    text = ''.join([
+        'apiVersion: "k8s.cni.cncf.io/v1"\nkind: NetworkAttachmentDefinition\nmetadata:\n',
+        '  name: %s\n  namespace: %s\n' % (name, spec.get('networkNamespace') or 'default'),
+        "spec:\n  config: '{\n  \"cniVersion\":\"0.3.1\",\n  \"name\":\"%s\",\n  \"type\":\"macvlan\"," % name,
+        '"master": "%s",' % spec['master'] if spec.get('master') else '',
+        '"mode" : "%s",' % spec['mode'] if spec.get('mode') else '',
+        '"mtu" : %d,' % spec['mtu'] if spec.get('mtu') else '',
+        ipam, "\n}'\n",
+    ])
+    return yaml.safe_load(text)
