@@ -2,7 +2,9 @@
 tests/render/test_kubeadm_rules.py. Read in github.com/kubernetes/kubernetes at commit
 00d24de699fe4409b5829a5e51b73c1fc7bcba12, cmd/kubeadm/app/apis/kubeadm/validation/validation.go
 (cited by function: the file was read as text without line numbers) and
-cmd/kubeadm/app/constants/constants.go for the sizes. The list of rules and the test of each:
+cmd/kubeadm/app/constants/constants.go for the sizes; the defaults kubeadm fills before it
+validates, cmd/kubeadm/app/apis/kubeadm/v1beta4/defaults.go at commit
+027ac5a426a261ba6b66a40e79e123e75e9baf5b. The list of rules and the test of each:
 tests/schemas/kubernetes/README.md.
 """
 
@@ -120,9 +122,24 @@ def discovery_errors(discovery):
     return errors
 
 
+# v1beta4/defaults.go: DefaultAPIBindPort, DefaultServiceDNSDomain, DefaultServicesSubnet.
+DEFAULT_BIND_PORT, DEFAULT_DNS_DOMAIN, DEFAULT_SERVICE_SUBNET = 6443, 'cluster.local', '10.96.0.0/12'
+
+
+def _defaulted_endpoint(endpoint):
+    """SetDefaults_APIEndpoint: bindPort 0 (or absent) becomes DefaultAPIBindPort."""
+    return dict(endpoint, bindPort=endpoint.get('bindPort') or DEFAULT_BIND_PORT)
+
+
 def init_errors(init, cluster):
     """ValidateInitConfiguration (node registration, API endpoint, certificate key) with
-    ValidateClusterConfiguration's networking."""
+    ValidateClusterConfiguration's networking, after the defaults (SetDefaults_InitConfiguration,
+    SetDefaults_ClusterConfiguration: an empty dnsDomain or serviceSubnet gets the default)."""
+    init = dict(init, localAPIEndpoint=_defaulted_endpoint(init.get('localAPIEndpoint') or {}))
+    networking = dict(cluster.get('networking') or {})
+    networking['dnsDomain'] = networking.get('dnsDomain') or DEFAULT_DNS_DOMAIN
+    networking['serviceSubnet'] = networking.get('serviceSubnet') or DEFAULT_SERVICE_SUBNET
+    cluster = dict(cluster, networking=networking)
     return (node_registration_errors(init.get('nodeRegistration') or {})
             + api_endpoint_errors(init.get('localAPIEndpoint') or {}, 'localAPIEndpoint')
             + certificate_key_errors(init.get('certificateKey'), 'certificateKey')
@@ -136,6 +153,8 @@ def join_errors(join):
               + node_registration_errors(join.get('nodeRegistration') or {}))
     control_plane = join.get('controlPlane')
     if control_plane is not None:
-        errors += api_endpoint_errors(control_plane.get('localAPIEndpoint') or {}, 'controlPlane.localAPIEndpoint')
+        # SetDefaults_JoinControlPlane: the endpoint's bindPort defaults as in an InitConfiguration.
+        errors += api_endpoint_errors(_defaulted_endpoint(control_plane.get('localAPIEndpoint') or {}),
+                                      'controlPlane.localAPIEndpoint')
         errors += certificate_key_errors(control_plane.get('certificateKey'), 'controlPlane.certificateKey')
     return errors

@@ -55,7 +55,7 @@ def test_the_join_configuration_passes_kubeadms_validation(control_plane):
     ({'ipu_k8s_node_name': 'Poplar_01'}, 'nodeRegistration.name'),
     ({'kubeadm_cri_socket': '/run/containerd/containerd.sock'}, 'only URL scheme "unix"'),
     ({'__kubeadm_advertise_address': 'poplar-01'}, 'advertiseAddress'),
-    ({'kubeadm_api_server_port': 0}, 'bindPort'),
+    ({'kubeadm_api_server_port': 70000}, 'bindPort'),
     ({'kubeadm_dns_domain': 'Cluster.Local'}, 'dnsDomain'),
     ({'ipu_k8s_service_subnet': '10.96.0.0/29'}, 'too small'),
     ({'ipu_k8s_service_subnet': '10.0.0.0/8'}, 'too large'),
@@ -80,6 +80,11 @@ def test_the_join_restatement_refuses_what_kubeadm_refuses(discovery, words):
     join = join_document(False)
     join['discovery'] = discovery
     assert words in ' '.join(upstream.join_errors(join))
+
+
+def test_the_defaults_fill_an_unset_port_and_dns_domain_before_validation():
+    documents = init_documents(kubeadm_api_server_port=0, kubeadm_dns_domain='')
+    assert upstream.init_errors(documents['InitConfiguration'], documents['ClusterConfiguration']) == []
 
 
 def test_a_certificate_key_of_another_size_is_refused():
