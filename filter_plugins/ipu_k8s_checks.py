@@ -97,6 +97,14 @@ FILE_NAME_RE = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.@-]{0,199}')
 # reads as an option or a path. A network namespace name is a file name under /run/netns; a
 # Linux interface name has at most 15 characters (IFNAMSIZ 16 with the NUL).
 NETNS_NAME_RE = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.-]{0,63}')
+# kubeadm's nodeRegistration.criSocket (ValidateSocketPath): a URL of the "unix" scheme, the
+# only one kubeadm supports (DefaultContainerRuntimeURLScheme); tests/kubeadm_upstream.py.
+CRI_SOCKET_RE = re.compile(r'unix:///[^\s\'"\\]+')
+# A path or word the Network Operator pastes into the NAD's IPAM JSON, which it strips of every
+# whitespace (state_macvlan_network.go, strings.Fields) inside a single-quoted YAML scalar
+# (0010-macvlan-net-cr.yml): no whitespace, no quote, no backslash survives unchanged.
+NAD_PATH_RE = re.compile(r'/[^\s\'"\\]*')
+NAD_WORD_RE = re.compile(r'[^\s\'"\\]+')
 LINK_NAME_RE = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.-]{0,14}')
 
 
@@ -995,6 +1003,19 @@ SETTING_RULES = {
     'registry_hosts': registry_hosts_problem,
     'file_name': file_name_problem,
     'local_file': local_file_problem,
+    # kubeadm's ValidateNetworking: dnsDomain is a DNS-1123 subdomain (tests/kubeadm_upstream.py).
+    'dns_subdomain': partial(_refusal, partial(_string, DNS_SUBDOMAIN_RE, limit=DNS_SUBDOMAIN_MAX),
+                             ', which is not a DNS subdomain as kubeadm requires: lower-case labels of letters, digits '
+                             'and "-" joined by "." (e.g. cluster.local).'),
+    'cri_socket': partial(_refusal, partial(_string, CRI_SOCKET_RE),
+                          ', which kubeadm refuses: give a unix:// URL, the only scheme it reads '
+                          '(e.g. unix:///run/containerd/containerd.sock).'),
+    'nad_path': partial(_refusal, partial(_string, NAD_PATH_RE),
+                        ': give an absolute path without whitespace, quotes or backslashes (the Network Operator '
+                        'strips whitespace from the IPAM configuration it writes, and a quote breaks it).'),
+    'nad_word': partial(_refusal, partial(_string, NAD_WORD_RE),
+                        ': give one word without whitespace, quotes or backslashes (the Network Operator strips '
+                        'whitespace from the IPAM configuration it writes, and a quote breaks it).'),
     'netns_name': partial(_refusal, partial(_string, NETNS_NAME_RE),
                           ': use 1 to 64 letters, digits, "_", "." or "-", starting with a letter or digit (a network '
                           'namespace name, e.g. ipu-k8s-verify).'),

@@ -93,9 +93,9 @@ def test_a_certificate_key_of_another_size_is_refused():
 
 # --- settings kubeadm refuses are refused before anything changes -------------------------
 # kubeadm refuses these only when `kubeadm init` or `join` runs, after containerd, the
-# packages and the kernel settings have been changed on every node. No rule of the project
-# refuses them at preflight yet: expected failures, strictly, until the kubeadm role's
-# validation (filter_plugins/ipu_k8s_checks.py) names them.
+# packages and the kernel settings have been changed on every node: the kubeadm role's
+# validation (filter_plugins/ipu_k8s_checks.py, dns_subdomain and cri_socket) refuses them at
+# preflight, naming the setting.
 
 KUBEADM_CASES = {
     'dns-domain': {'kubeadm_dns_domain': 'Cluster.Local'},
@@ -126,8 +126,6 @@ def validate_failures(tmp_path_factory):
     return failures
 
 
-@pytest.mark.xfail(strict=True, reason='known gap: preflight accepts a setting kubeadm refuses '
-                   '(tests/schemas/kubernetes/README.md, "Gaps")')
 @pytest.mark.parametrize('case', sorted(KUBEADM_CASES))
 def test_a_setting_kubeadm_refuses_is_refused_by_the_roles_validation(case, validate_failures):
     assert case in validate_failures, 'the role accepts %s' % KUBEADM_CASES[case]

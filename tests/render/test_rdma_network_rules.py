@@ -117,9 +117,8 @@ def test_the_real_plugin_refuses_an_mtu_above_the_masters_and_an_unknown_mode(
 
 # --- settings the operator changes or cannot write ---------------------------------------
 # Whereabouts rows only: the IPAM setting reaches the NAD with its whitespace removed, or
-# (a single quote) breaks the NAD's YAML so the operator renders nothing. No rule of the
-# project refuses them yet: expected failures, strictly, until the rdma_network role's
-# validation refuses them by name.
+# (a single quote) breaks the NAD's YAML so the operator renders nothing: the rdma_network
+# role's validation (nad_path, nad_word) refuses them at preflight, naming the setting.
 
 QUOTING_CASES = {
     'kubeconfig-space': {'rdma_network_whereabouts_kubeconfig': '/etc/cni/net.d/where abouts.d/whereabouts.kubeconfig'},
@@ -153,8 +152,6 @@ def validate_failures(tmp_path_factory):
     return failures
 
 
-@pytest.mark.xfail(strict=True, reason='known gap: preflight accepts a Whereabouts setting the operator changes '
-                   '(tests/schemas/network_operator/RULES.md, MacvlanNetwork "Gaps")')
 @pytest.mark.parametrize('case', sorted(QUOTING_CASES))
 def test_an_ipam_setting_the_operator_would_change_is_refused_by_the_roles_validation(case, validate_failures):
     assert case in validate_failures, 'the role accepts %s' % QUOTING_CASES[case]
