@@ -33,7 +33,8 @@ CLUSTER = '1.32.13'
 TARGET = '1.33.7'
 WORKERS = ['poplar-01', 'poplar-02']
 ANNOTATION = 'ipu-k8s.graphcore.ai/cordoned-for-upgrade'
-DRAIN = 'upgrade : Evict the node\'s pods, PodDisruptionBudgets respected'
+# roles/ipu_k8s/tasks/drain.yml, the one drain (remove-node.yml's too)
+DRAIN = 'ipu_k8s : Evict the node\'s pods, PodDisruptionBudgets respected'
 
 STANDIN = r'''#!{python}
 import json, os, re, subprocess, sys
