@@ -116,6 +116,9 @@ class Upgrade:
             link = here / 'bin' / name
             if not link.exists():
                 link.symlink_to(script)
+        # the real kubectl (the cluster's version is read with it), not a stand-in
+        if not (here / 'bin' / 'kubectl').exists():
+            (here / 'bin' / 'kubectl').symlink_to(k8s_bin / 'kubectl')
         (here / 'apt.conf').write_text('Dir::State::status "%s";\n' % (here / 'dpkg-status'))
         self.install(host, CLUSTER)
         wrapper = here / 'python'
