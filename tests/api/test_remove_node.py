@@ -6,8 +6,8 @@ arguments: the test checks it was called once, with `reset --force`, on the remo
 and never when the run is refused. Its state file (reset_kubeadm_state_files) is a file of
 the test, so the reset role's own guard (kubeadm state present) lets it run.
 
-A ReplicaSet holds one pod bound to poplar-02 (nodeName): drain evicts it through the
-Eviction API, so the pod the test saw is gone, and the Node is gone after the run. A second
+A ReplicaSet holds one pod bound to poplar-02 (nodeName): the drain (roles/ipu_k8s/tasks/
+drain.yml, upgrade.yml's too) evicts it through the Eviction API, so the pod the test saw is gone, and the Node is gone after the run. A second
 run finds no Node and changes nothing. Removing cp1, the only control-plane host, is refused
 before anything changes.
 """

@@ -12,6 +12,10 @@ these; each logs the host and the arguments it was called with to one file:
 - dpkg: --get-selections / --set-selections on a file of the host (everything else goes to
   the real /usr/bin/dpkg, which python-apt asks for the architecture);
 - systemctl: answers `show` for kubelet and logs `restart`.
+The cluster's version is read with the real kubectl (the tier's build, on each host's PATH
+beside the stand-ins) from the kube-system/kubeadm-config ConfigMap, as the nodes step's
+refusal reads it (roles/kubernetes_packages/tasks/cluster_version.yml); the drain is the
+project's one drain (roles/ipu_k8s/tasks/drain.yml), remove-node.yml's too.
 The package source is a Packages index served on 127.0.0.1 (read by the real availability
 check); the step that points apt at the new minor's repository writes /etc/apt and fetches
 its key, so it is skipped (--skip-tags kubernetes_packages_repository).
