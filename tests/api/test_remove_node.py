@@ -78,6 +78,29 @@ def test_without_confirmation_nothing_changes(site, api, kubeadm):
     assert not calls(kubeadm)
 
 
+def test_a_drain_a_budget_blocks_stops_naming_the_pod_before_the_reset(site, api, kubeadm):
+    """The one drain's refusal (roles/ipu_k8s/tasks/drain.yml): evictions the budget refuses
+    are tried again until remove_node_drain_timeout, then the run stops naming the pod left;
+    kubeadm reset never ran and the Node stays (cordoned)."""
+    uid = _replicaset(api)
+    api.apply({'apiVersion': 'policy/v1beta1', 'kind': 'PodDisruptionBudget',
+               'metadata': {'name': REPLICASET, 'namespace': NAMESPACE},
+               'spec': {'minAvailable': 1, 'selector': {'matchLabels': {'app': REPLICASET}}}})
+    try:
+        result = site.play('remove-node.yml', extra_vars=dict(kubeadm['vars'], remove_node_host=NODE,
+                                                              remove_node_confirm=True, remove_node_drain_timeout=10))
+        assert result.rc != 0, result.explain()
+        message = ' '.join(' '.join(result.failures()).split())
+        assert 'The drain of %s did not finish within remove_node_drain_timeout=10 seconds' % NODE in message, message
+        pod = [p.metadata.name for p in api.core.list_namespaced_pod(NAMESPACE, label_selector='app=' + REPLICASET).items
+               if p.metadata.uid == uid][0]
+        assert 'Pods still on the node: %s/%s (ReplicaSet %s)' % (NAMESPACE, pod, REPLICASET) in message, message
+        assert not calls(kubeadm)
+        assert api.get('v1', 'Node', NODE)['spec'].get('unschedulable') is True
+    finally:
+        api.resource('policy/v1beta1', 'PodDisruptionBudget').delete(name=REPLICASET, namespace=NAMESPACE)
+
+
 def test_a_node_is_drained_reset_and_deleted(site, api, kubeadm):
     uid = _replicaset(api)
     result = site.play('remove-node.yml', extra_vars=dict(kubeadm['vars'], remove_node_host=NODE, remove_node_confirm=True))
