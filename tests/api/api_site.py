@@ -45,7 +45,9 @@ NODES = [CONTROL_PLANE, *IPU_NODES]
 # The V-IPU controller and the RDMA network inside each IPU node's namespace.
 VIPU_ADDRESS = '10.247.208.5'
 RDMA_INTERFACE = 'rdma0'
-NODE_RDMA_ADDRESSES = {'poplar-01': '10.247.208.21/23', 'poplar-02': '10.247.208.22/23'}
+NODE_RDMA_ADDRESSES = {'poplar-01': '10.247.208.21/23', 'poplar-02': '10.247.208.22/23',
+                       # a node added on Day 2 (tests/api/test_scale.py)
+                       'poplar-03': '10.247.208.23/23'}
 VIPU_LABEL = 'vipu-ctrl=pod001'
 
 
@@ -213,6 +215,7 @@ class Site:
         self.helm_version = subprocess.run([str(helm_binary), 'version', '--short'], capture_output=True,
                                            text=True, check=True, env=self._helm_env()).stdout.strip()
         self.helm_tarball, self.helm_sha256 = self._helm_tarball()
+        self.netns_factory = netns_factory
         self.interpreters = {node: self._netns_python(netns_factory, node) for node in IPU_NODES}
         self.network_operator_chart = self.make_network_operator_chart('25.4.0', '1')
         self.ipu_operator_chart = self.make_ipu_operator_chart()
@@ -326,6 +329,17 @@ class Site:
                 'ipu_nodes': {'hosts': {node: {} for node in IPU_NODES}},
             },
         }}
+
+    def with_ipu_node(self, node: str) -> dict:
+        """The inventory with one more IPU node among the workers, its modules running in a
+        namespace of its own (NODE_RDMA_ADDRESSES), as an operator adds a host on Day 2."""
+        if node not in self.interpreters:
+            self.interpreters[node] = self._netns_python(self.netns_factory, node)
+        inventory = self.inventory()
+        inventory['all']['children']['k8s_cluster']['children']['workers']['hosts'][node] = {
+            'ansible_python_interpreter': str(self.interpreters[node])}
+        inventory['all']['children']['ipu_nodes']['hosts'][node] = {}
+        return inventory
 
     def _ipu_operator_charts(self) -> dict:
         charts = yaml.safe_load((ROOT / 'roles' / 'ipu_operator' / 'defaults' / 'main.yml').read_text())[

@@ -6,8 +6,8 @@ arguments: the test checks it was called once, with `reset --force`, on the remo
 and never when the run is refused. Its state file (reset_kubeadm_state_files) is a file of
 the test, so the reset role's own guard (kubeadm state present) lets it run.
 
-A ReplicaSet holds one pod bound to poplar-02 (nodeName): drain evicts it through the
-Eviction API, so the pod the test saw is gone, and the Node is gone after the run. A second
+A ReplicaSet holds one pod bound to poplar-02 (nodeName): the drain (roles/ipu_k8s/tasks/
+drain.yml, upgrade.yml's too) evicts it through the Eviction API, so the pod the test saw is gone, and the Node is gone after the run. A second
 run finds no Node and changes nothing. Removing cp1, the only control-plane host, is refused
 before anything changes.
 """
@@ -21,6 +21,7 @@ import pytest
 NODE = 'poplar-02'
 NAMESPACE = 'default'
 REPLICASET = 'remove-node-probe'
+DRAIN = 'ipu_k8s : Evict the node\'s pods, PodDisruptionBudgets respected'
 
 
 @pytest.fixture(scope='module')
@@ -77,6 +78,29 @@ def test_without_confirmation_nothing_changes(site, api, kubeadm):
     assert not calls(kubeadm)
 
 
+def test_a_drain_a_budget_blocks_stops_naming_the_pod_before_the_reset(site, api, kubeadm):
+    """The one drain's refusal (roles/ipu_k8s/tasks/drain.yml): evictions the budget refuses
+    are tried again until remove_node_drain_timeout, then the run stops naming the pod left;
+    kubeadm reset never ran and the Node stays (cordoned)."""
+    uid = _replicaset(api)
+    api.apply({'apiVersion': 'policy/v1beta1', 'kind': 'PodDisruptionBudget',
+               'metadata': {'name': REPLICASET, 'namespace': NAMESPACE},
+               'spec': {'minAvailable': 1, 'selector': {'matchLabels': {'app': REPLICASET}}}})
+    try:
+        result = site.play('remove-node.yml', extra_vars=dict(kubeadm['vars'], remove_node_host=NODE,
+                                                              remove_node_confirm=True, remove_node_drain_timeout=10))
+        assert result.rc != 0, result.explain()
+        message = ' '.join(' '.join(result.failures()).split())
+        assert 'The drain of %s did not finish within remove_node_drain_timeout=10 seconds' % NODE in message, message
+        pod = [p.metadata.name for p in api.core.list_namespaced_pod(NAMESPACE, label_selector='app=' + REPLICASET).items
+               if p.metadata.uid == uid][0]
+        assert 'Pods still on the node: %s/%s (ReplicaSet %s)' % (NAMESPACE, pod, REPLICASET) in message, message
+        assert not calls(kubeadm)
+        assert api.get('v1', 'Node', NODE)['spec'].get('unschedulable') is True
+    finally:
+        api.resource('policy/v1beta1', 'PodDisruptionBudget').delete(name=REPLICASET, namespace=NAMESPACE)
+
+
 def test_a_node_is_drained_reset_and_deleted(site, api, kubeadm):
     uid = _replicaset(api)
     result = site.play('remove-node.yml', extra_vars=dict(kubeadm['vars'], remove_node_host=NODE, remove_node_confirm=True))
@@ -86,9 +110,10 @@ def test_a_node_is_drained_reset_and_deleted(site, api, kubeadm):
     # kubeadm reset ran once, on the removed node alone (the other hosts share this machine)
     assert calls(kubeadm) == ['reset --force']
     assert ran(result, 'reset : Reset the node with kubeadm') == [NODE], result.explain()
-    assert ran(result, 'remove_node : Cordon the Node and evict its pods') == ['cp1'], result.explain()
+    # the one drain (roles/ipu_k8s/tasks/drain.yml, upgrade.yml's too), from cp1
+    assert ran(result, DRAIN) == ['cp1'], result.explain()
     # kubernetes.core.k8s_drain's own account: the ReplicaSet's pod was evicted
-    assert '1 Pod(s) deleted from node.' in result.results('Cordon the Node and evict its pods')['cp1']['result']
+    assert '1 Pod(s) deleted from node.' in result.results(DRAIN)['cp1']['result']
     assert 'run playbooks/rdma_network.yml' in result.stdout
     site.play('remove-node.yml',
               extra_vars=dict(kubeadm['vars'], remove_node_host=NODE, remove_node_confirm=True)).assert_unchanged()

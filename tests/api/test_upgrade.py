@@ -12,6 +12,10 @@ these; each logs the host and the arguments it was called with to one file:
 - dpkg: --get-selections / --set-selections on a file of the host (everything else goes to
   the real /usr/bin/dpkg, which python-apt asks for the architecture);
 - systemctl: answers `show` for kubelet and logs `restart`.
+The cluster's version is read with the real kubectl (the tier's build, on each host's PATH
+beside the stand-ins) from the kube-system/kubeadm-config ConfigMap, as the nodes step's
+refusal reads it (roles/kubernetes_packages/tasks/cluster_version.yml); the drain is the
+project's one drain (roles/ipu_k8s/tasks/drain.yml), remove-node.yml's too.
 The package source is a Packages index served on 127.0.0.1 (read by the real availability
 check); the step that points apt at the new minor's repository writes /etc/apt and fetches
 its key, so it is skipped (--skip-tags kubernetes_packages_repository); so are the add-ons
@@ -34,7 +38,8 @@ CLUSTER = '1.32.13'
 TARGET = '1.33.7'
 WORKERS = ['poplar-01', 'poplar-02']
 ANNOTATION = 'ipu-k8s.graphcore.ai/cordoned-for-upgrade'
-DRAIN = 'upgrade : Evict the node\'s pods, PodDisruptionBudgets respected'
+# roles/ipu_k8s/tasks/drain.yml, the one drain (remove-node.yml's too)
+DRAIN = 'ipu_k8s : Evict the node\'s pods, PodDisruptionBudgets respected'
 
 STANDIN = r'''#!{python}
 import json, os, re, subprocess, sys
@@ -116,6 +121,9 @@ class Upgrade:
             link = here / 'bin' / name
             if not link.exists():
                 link.symlink_to(script)
+        # the real kubectl (the cluster's version is read with it), not a stand-in
+        if not (here / 'bin' / 'kubectl').exists():
+            (here / 'bin' / 'kubectl').symlink_to(k8s_bin / 'kubectl')
         (here / 'apt.conf').write_text('Dir::State::status "%s";\n' % (here / 'dpkg-status'))
         self.install(host, CLUSTER)
         wrapper = here / 'python'

@@ -85,3 +85,28 @@ def test_a_package_without_its_file_at_the_pinned_version_is_refused_before_anyt
     assert f"No kubectl_{VERSION}-1.1_*.deb in {site['debs']} on the controller." in ' '.join(
         result.failures().values()), result.stdout[-3000:]
     assert not site['cache'].exists()
+
+
+def test_a_dependency_file_without_its_sha256_is_refused_by_preflight_alone(site):
+    """cri-tools at its own version is installed too (kubernetes_packages_debs_order): the
+    settings check (validate, what preflight runs) refuses it without its sha256, with no
+    install step after it; a kubeadm file of another release in the directory is neither
+    installed nor asked for."""
+    deb = site['debs'] / 'cri-tools_1.35.0-1.1_amd64.deb'
+    deb.write_bytes(b'!<arch>\ncri-tools')
+    (site['debs'] / 'kubeadm_1.35.7-1.1_amd64.deb').write_bytes(b'!<arch>\nold kubeadm')
+    (site['dir'] / 'validate.yml').write_text(yaml.safe_dump([{'hosts': 'node', 'gather_facts': False, 'tasks': [
+        {'ansible.builtin.include_role': {'name': 'kubernetes_packages', 'tasks_from': 'validate'}}]}]))
+    site['dir'].joinpath('play.yml').rename(site['dir'] / 'both.yml')
+    site['dir'].joinpath('validate.yml').rename(site['dir'] / 'play.yml')
+    result = run(site, site['sums'])
+    assert result.rc != 0, result.stdout[-3000:]
+    message = ' '.join(' '.join(result.failures().values()).split())
+    assert 'cri-tools_1.35.0-1.1_amd64.deb' in message and 'kubernetes_packages_debs_sha256' in message, message
+    assert 'kubeadm_1.35.7-1.1_amd64.deb' not in message, message
+    # With its sha256 given, the whole step (validate, then the install in check mode) passes.
+    site['dir'].joinpath('play.yml').rename(site['dir'] / 'validate.yml')
+    site['dir'].joinpath('both.yml').rename(site['dir'] / 'play.yml')
+    sums = dict(site['sums'], **{deb.name: hashlib.sha256(deb.read_bytes()).hexdigest()})
+    result = run(site, sums, '--check')
+    assert result.rc == 0, result.stdout[-3000:]

@@ -1,4 +1,5 @@
-"""Filters of the upgrade role: what a drain left behind, said so that a person can act."""
+"""What a drain left behind, said so that a person can act (roles/ipu_k8s/tasks/drain.yml,
+the one drain of playbooks/upgrade.yml and playbooks/remove-node.yml)."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -12,7 +13,7 @@ def _owners(pod):
     return (pod.get('metadata') or {}).get('ownerReferences') or []
 
 
-def upgrade_pods_left(pods):
+def ipu_k8s_drain_pods_left(pods):
     """'namespace/name (Kind owner)' of each pod a drain should have evicted and did not."""
     left = []
     for pod in pods:
@@ -28,11 +29,11 @@ def upgrade_pods_left(pods):
     return left
 
 
-def upgrade_ipu_jobs(pods):
+def ipu_k8s_drain_ipu_jobs(pods):
     """The IPUJobs (by name) that own any of the pods."""
     return sorted({o.get('name') for pod in pods for o in _owners(pod) if o.get('kind') == 'IPUJob'})
 
 
 class FilterModule(object):
     def filters(self):
-        return {'upgrade_pods_left': upgrade_pods_left, 'upgrade_ipu_jobs': upgrade_ipu_jobs}
+        return {'ipu_k8s_drain_pods_left': ipu_k8s_drain_pods_left, 'ipu_k8s_drain_ipu_jobs': ipu_k8s_drain_ipu_jobs}
