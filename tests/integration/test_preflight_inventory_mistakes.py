@@ -293,12 +293,14 @@ def test_helm_release_without_a_pinned_sha256_is_refused(node, tmp_path):
 
 def test_a_vipu_controller_entry_is_refused_with_every_mistake_it_has(node, tmp_path):
     # The entry's one home is module_utils/ipu_k8s_vipu_controllers.py: an entry without a name,
-    # with a key it does not know and a bad port gets its whole refusal, not a generic one.
-    assert_refused(run_preflight(node, tmp_path, ipu_k8s_vipu_controllers=[{'host': '10.0.0.1', 'port': 'x',
+    # with a key it does not know, a host with a trailing newline (what `host: |` gives; it was
+    # stripped and accepted) and a bad port gets its whole refusal, not a generic one.
+    assert_refused(run_preflight(node, tmp_path, ipu_k8s_vipu_controllers=[{'host': '10.0.0.1\n', 'port': 'x',
                                                                              'colour': 'blue'}]),
                    'ipu_k8s_vipu_controllers[0] has unknown key(s) colour: the keys are name, host, port, label; '
                    'ipu_k8s_vipu_controllers[0] has no name: give each controller a name (ipu_k8s_vipu_controller '
-                   "refers to it), e.g. name: pod001; ipu_k8s_vipu_controllers[0]: port 'x' is not a TCP port")
+                   "refers to it), e.g. name: pod001; ipu_k8s_vipu_controllers[0]: host '10.0.0.1\\n' has whitespace "
+                   "around it: write 10.0.0.1; ipu_k8s_vipu_controllers[0]: port 'x' is not a TCP port")
 
 
 # What each setting means, checked before anything changes; each was let through before.
