@@ -528,6 +528,21 @@ def registry_hosts_warning(value, setting='containerd_registry_hosts'):
             'drop skip_verify, unless this network is trusted.' % '; '.join(weak))
 
 
+def image_digest_warning(images):
+    """'' unless an image of images ({setting: reference}; empty references are not used) is
+    given by tag alone, else one notice naming each such setting and how to pin it. A tag is a
+    name its owner may point at other content at any time; a digest (@sha256:...) names the
+    content itself, and containerd refuses content that does not hash to it."""
+    by_tag = ['%s is "%s"' % (setting, value) for setting, value in sorted((images or {}).items())
+              if isinstance(value, str) and value and not re.search('@' + _DIGEST + '$', value)]
+    if not by_tag:
+        return ''
+    return ('%s, by tag alone: a tag can be moved to other content by whoever owns the repository, so the test pods '
+            'may run an image nobody here has seen. Pin it by digest, keeping the tag for people to read: '
+            'name:tag@sha256:<64 hex digits>, the digest of the image your site checked (docker buildx imagetools '
+            'inspect name:tag, or crane digest name:tag).' % '; '.join(by_tag))
+
+
 def _sha256(path):
     digest = hashlib.sha256()
     with open(path, 'rb') as stream:
@@ -1078,4 +1093,5 @@ class FilterModule(object):
             'ipu_k8s_ipu_operator_chart': ipu_operator_chart,
             'ipu_k8s_problems': problems,
             'ipu_k8s_registry_hosts_warning': registry_hosts_warning,
+            'ipu_k8s_image_digest_warning': image_digest_warning,
         }

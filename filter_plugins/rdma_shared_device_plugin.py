@@ -7,7 +7,8 @@ list that leaves out the node's RDMA NIC leaves the node without the RDMA resour
 vendor IDs are compared as the plugin reads them: four lowercase hex digits, no 0x.
 
     problem: "{{ nic | rdma_plugin_selector_problem(host, ifnames, vendors, drivers, resource) }}"
-    marks: "{{ pods | rdma_plugin_config_marks(config) }}"
+    restart: "{{ pods | rdma_plugin_config_marks(config, configmap) }}"
+    mark: "{{ pods | rdma_plugin_config_marks(config, configmap, restart.seen) }}"
 """
 
 from __future__ import absolute_import, division, print_function
@@ -60,24 +61,56 @@ def rdma_plugin_config_sha256(config):
     return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(',', ':')).encode('utf-8')).hexdigest()
 
 
-def rdma_plugin_config_marks(pods, config):
-    """What the running plugin pods say about the configuration they started with. The plugin
-    reads its configuration only when it starts, so a pod is known to hold `config` only when
-    its CONFIG_ANNOTATION carries the configuration's hash. Returns {'sha256': the hash,
-    'unmarked': names of the pods (not terminating) whose annotation is missing or differs,
-    'mark': the metadata patch that records the hash}. Before the plugin is restarted the
-    unmarked pods are those to delete (they may have started before the configuration
-    changed); after the restart they are those that started with it, to mark."""
+def _configmap_version(configmap):
+    return ((configmap or {}).get('metadata') or {}).get('resourceVersion')
+
+
+def rdma_plugin_config_marks(pods, config, configmap=None, seen=None):
+    """What the running plugin pods say about the configuration they started with, and which
+    of them to restart or to mark. The plugin reads its configuration (the operator's
+    ConfigMap) only when it starts, so a pod is known to hold `config` only when its
+    CONFIG_ANNOTATION carries the configuration's hash.
+
+    Restart step (`seen` not given): `configmap` is the ConfigMap as read once it carried
+    `config`, `pods` the plugin pods listed after that read. 'unmarked': the pods (not
+    terminating) whose annotation is missing or differs, to delete; 'seen': the record the
+    mark step needs, {'resourceVersion': the ConfigMap's, 'uids': every listed pod's uid}.
+
+    Mark step (`seen` from the restart step; `configmap` and `pods` read again once the
+    replacements are Ready). A pod whose uid was not listed at the restart step was created
+    after the ConfigMap was seen carrying `config` (a list is a consistent read, so every pod
+    created before it is in it), and it read the ConfigMap after its creation; it holds
+    `config` only if nobody wrote the ConfigMap since, which its unchanged resourceVersion
+    says (any write changes it, even one that writes back the same text). So 'unmarked' is
+    the unmarked pods not listed at the restart step, and none at all once the ConfigMap's
+    resourceVersion moved: then a pod may have started from another configuration, and
+    'settled' is false (restart again).
+
+    Returns {'sha256': the hash, 'unmarked': sorted names, 'mark': the metadata patch that
+    records the hash, 'settled': whether every pod (not terminating) is marked, or is marked
+    by this step, 'seen' (restart step)}."""
     digest = rdma_plugin_config_sha256(config)
-    unmarked = []
+    version = _configmap_version(configmap)
+    moved = seen is not None and version != seen.get('resourceVersion')
+    known = set((seen or {}).get('uids') or [])
+    unmarked, left = [], []
     for pod in pods or []:
         metadata = pod.get('metadata') or {}
         if metadata.get('deletionTimestamp'):
             continue
-        if (metadata.get('annotations') or {}).get(CONFIG_ANNOTATION) != digest:
+        if (metadata.get('annotations') or {}).get(CONFIG_ANNOTATION) == digest:
+            continue
+        if seen is None or (not moved and metadata.get('uid') not in known):
             unmarked.append(metadata['name'])
-    return {'sha256': digest, 'unmarked': sorted(unmarked),
-            'mark': {'metadata': {'annotations': {CONFIG_ANNOTATION: digest}}}}
+        else:
+            left.append(metadata['name'])
+    result = {'sha256': digest, 'unmarked': sorted(unmarked),
+              'mark': {'metadata': {'annotations': {CONFIG_ANNOTATION: digest}}},
+              'settled': not moved and not left and (seen is not None or not unmarked)}
+    if seen is None:
+        uids = ((pod.get('metadata') or {}).get('uid') for pod in pods or [])
+        result['seen'] = {'resourceVersion': version, 'uids': sorted(uid for uid in uids if uid)}
+    return result
 
 
 class FilterModule(object):

@@ -63,6 +63,25 @@ def show_output(text):
 
 # --- addresses -------------------------------------------------------------------------
 
+def padding_problem(value):
+    """'' unless value is text with whitespace around it (a line break a YAML block scalar or a
+    file read leaves, a space from quoting), else what is wrong and the fix. Such a value is
+    refused, not stripped: the same text reaches other readers (templates, the operators'
+    objects) as it is written."""
+    if isinstance(value, str) and value.strip() and value != value.strip():
+        return 'has whitespace around it: write %s' % value.strip()
+    return ''
+
+
+def unpadded(text, what='value'):
+    """str(text), refused with IpuK8sError naming what and the value (repr) when whitespace
+    surrounds it (padding_problem)."""
+    problem = padding_problem(text)
+    if problem:
+        raise IpuK8sError('%s %r %s' % (what, text, problem))
+    return str(text)
+
+
 def parse_ipv4(text):
     """A strict dotted-quad IPv4 address (no shortened forms, no leading zeros).
 
@@ -90,7 +109,7 @@ def parse_port(text, what='port'):
     if isinstance(text, int):
         port = text
     else:
-        text = str(text).strip()
+        text = unpadded(text, what)
         if not text.isdigit():
             raise IpuK8sError("%s '%s' is not a number from 1 to 65535" % (what, text))
         port = int(text)
@@ -108,7 +127,7 @@ def split_address(text, what='address'):
     """
     if text is None or not str(text).strip():
         raise IpuK8sError('%s is empty: give an IPv4 address, a host name, or either with :port' % what)
-    text = str(text).strip()
+    text = unpadded(text, what)
     if text.startswith('[') or text.count(':') > 1:
         raise IpuK8sError("%s '%s' looks like IPv6; the V-IPU controller must be given as an IPv4 address "
                           "or a host name, optionally with :port" % (what, text))
@@ -312,8 +331,9 @@ def compute_excludes(network, exclude_prefix=DEFAULT_EXCLUDE_PREFIX, excludes=No
     if excludes:
         parsed = []
         for text in excludes:
+            unpadded(text, 'exclude')
             try:
-                exclude = ipaddress.IPv4Network(str(text).strip())
+                exclude = ipaddress.IPv4Network(str(text))
             except ValueError as e:
                 raise IpuK8sError("exclude '%s' is not an IPv4 CIDR with its host bits zero (%s): write it like %s"
                                   % (text, e, _suggest_network(text)))

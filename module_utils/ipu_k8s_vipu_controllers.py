@@ -12,10 +12,10 @@ names the setting, the bad value and the fix.
 import re
 
 try:
-    from ansible.module_utils.ipu_k8s_rdma import (IpuK8sError, agree_rdma_networks, parse_port, pod_object_name,
-                                                   split_address)
+    from ansible.module_utils.ipu_k8s_rdma import (IpuK8sError, agree_rdma_networks, padding_problem, parse_port,
+                                                   pod_object_name, split_address)
 except ImportError:  # imported from a filter plugin or a test, beside ipu_k8s_rdma.py
-    from ipu_k8s_rdma import IpuK8sError, agree_rdma_networks, parse_port, pod_object_name, split_address
+    from ipu_k8s_rdma import IpuK8sError, agree_rdma_networks, padding_problem, parse_port, pod_object_name, split_address
 
 SETTING = 'ipu_k8s_vipu_controllers'
 CHOICE = 'ipu_k8s_vipu_controller'
@@ -72,11 +72,15 @@ def _entry_problems(where, raw, default_port, default_label):
     if not name:
         problems.append("%s has no name: give each controller a name (ipu_k8s_vipu_controller refers to it), "
                         "e.g. name: pod001" % where)
+    for key in ENTRY_KEYS:
+        padded = padding_problem(raw.get(key))
+        if padded:
+            problems.append('%s: %s %r %s' % (who, key, raw[key], padded))
     host_text = _text(raw.get('host'))
     host = None
     if not host_text:
         problems.append("%s: host is empty: give the V-IPU controller's IPv4 address or DNS name" % who)
-    else:
+    elif not padding_problem(raw.get('host')):  # else refused above
         try:
             host, port_in_host = split_address(host_text, 'host')
         except IpuK8sError as e:
@@ -89,7 +93,7 @@ def _entry_problems(where, raw, default_port, default_label):
     if port is None or port == '':
         port = default_port
     try:
-        port = parse_port(port)
+        port = parse_port(port.strip() if padding_problem(port) else port)
     except IpuK8sError:
         problems.append("%s: port '%s' is not a TCP port (1-65535): give the V-IPU controller's port, "
                         "usually 8090" % (who, port))
@@ -142,6 +146,8 @@ def choose_controller(entries, choice, setting=SETTING):
     """The entry a node's ipu_k8s_vipu_controller names (the first when it is empty)."""
     if not entries:
         raise IpuK8sError('%s is empty: there is no controller to choose from' % setting)
+    if padding_problem(choice):
+        raise IpuK8sError('%s %r %s' % (CHOICE, choice, padding_problem(choice)))
     choice = _text(choice)
     if not choice:
         return entries[0]

@@ -338,7 +338,8 @@ def test_every_filter_is_registered():
         'ipu_k8s_problems', 'ipu_k8s_cluster_interface_problem', 'ipu_k8s_cluster_addresses_problem',
         'ipu_k8s_kubernetes_support_warning', 'ipu_k8s_chart_support_warning',
         'ipu_k8s_cluster_interface_of', 'ipu_k8s_release_for_minor', 'ipu_k8s_network_operator_chart',
-        'ipu_k8s_ipu_operator_chart', 'ipu_k8s_registry_hosts_warning', 'ipu_k8s_sandbox_image_warning'}
+        'ipu_k8s_ipu_operator_chart', 'ipu_k8s_registry_hosts_warning', 'ipu_k8s_sandbox_image_warning',
+        'ipu_k8s_image_digest_warning'}
 
 
 # --- the cluster networks against the node's RDMA subnet ---------------------------------

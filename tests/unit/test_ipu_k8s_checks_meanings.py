@@ -160,6 +160,41 @@ def test_a_mirror_that_does_not_check_who_answers_gets_one_warning(entry, where)
     assert warning.count('containerd_registry_hosts[') == 1
 
 
+# --- images pinned by digest ------------------------------------------------------------------
+
+# 64 hex digits: the form of a sha256 digest (OCI image-spec descriptor.md, "sha256" algorithm).
+DIGEST = 'sha256:' + '0123456789abcdef' * 4
+
+
+@pytest.mark.parametrize('value', ['docker.io/nicolaka/netshoot:v0.13@' + DIGEST,
+                                   'docker.io/nicolaka/netshoot@' + DIGEST])
+def test_an_image_pinned_by_digest_is_an_image_reference_and_gets_no_warning(value):
+    assert problem('image', 'verify_test_pod_image', value) == ''
+    assert checks.image_digest_warning({'verify_test_pod_image': value}) == ''
+
+
+@pytest.mark.parametrize('value', ['docker.io/nicolaka/netshoot:v0.13@sha256:' + '0' * 63,
+                                   'docker.io/nicolaka/netshoot:v0.13@sha256:' + 'A' * 64,
+                                   'docker.io/nicolaka/netshoot:v0.13@sha512:' + '0' * 128])
+def test_a_digest_that_is_not_64_lowercase_hex_sha256_is_refused(value):
+    assert problem('image', 'verify_test_pod_image', value).startswith('verify_test_pod_image is "%s", which is '
+                                                                       'not an image reference' % value)
+
+
+def test_images_given_by_tag_alone_get_one_warning_naming_each_setting():
+    warning = checks.image_digest_warning({'verify_test_pod_image': 'docker.io/nicolaka/netshoot:v0.13',
+                                           'verify_rdma_perftest_image': 'mellanox/perftest:v1',
+                                           'verify_container_image': 'x@' + DIGEST})
+    assert warning.startswith('verify_rdma_perftest_image is "mellanox/perftest:v1"; verify_test_pod_image is '
+                              '"docker.io/nicolaka/netshoot:v0.13", by tag alone')
+    assert 'name:tag@sha256:<64 hex digits>' in warning and 'verify_container_image' not in warning
+
+
+def test_an_image_not_used_is_not_warned_about():
+    assert checks.image_digest_warning({'verify_rdma_perftest_image': ''}) == ''
+    assert checks.image_digest_warning({}) == ''
+
+
 # --- file names ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize('value', ['ipu-k8s-memlock', '50-memlock', 'memlock@site.v2'])

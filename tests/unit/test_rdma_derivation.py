@@ -237,7 +237,7 @@ def test_the_down_interface_is_found_past_up_ones_and_other_addresses():
 
 @pytest.mark.parametrize('bad, suggested', [
     # The network of the address given, with its prefix (by hand: .77 is in .64/26).
-    (' 10.5.212.77/26 ', '10.5.212.64/26'),
+    ('10.5.212.77/26', '10.5.212.64/26'),
     # Nothing to go on: an example of the form.
     ('nonsense', '10.247.208.0/25'),
 ])
@@ -304,3 +304,9 @@ def test_the_connected_address_is_the_most_specific_then_the_first_without_a_pre
                                   'in the V-IPU subnet')
     with pytest.raises(IpuK8sError, match='but rdma0 has no IPv4 address and none'):
         connected_network([], V, 'rdma0')
+
+
+def test_an_exclude_with_whitespace_around_it_is_refused_not_stripped():
+    with pytest.raises(IpuK8sError) as refusal:
+        compute_excludes('10.247.208.0/23', excludes=['10.247.208.0/25\n'])
+    assert str(refusal.value) == "exclude '10.247.208.0/25\\n' has whitespace around it: write 10.247.208.0/25"

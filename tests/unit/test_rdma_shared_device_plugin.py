@@ -67,8 +67,8 @@ CONFIG_SHA256 = 'eda5b816e719850d72bc8dcd87667e53795930457e5bc0e9bba1f4a5ba04b77
 OTHER_SHA256 = 'bed758b42d978bdb099c9c197360db9f6ee3b481e7295daa70da41899942db08'
 
 
-def pod(name, sha256=None, terminating=False):
-    metadata = {'name': name, 'annotations': {'kubectl.kubernetes.io/restartedAt': 'x'}}
+def pod(name, sha256=None, terminating=False, uid=None):
+    metadata = {'name': name, 'uid': uid or 'uid-' + name, 'annotations': {'kubectl.kubernetes.io/restartedAt': 'x'}}
     if sha256 is not None:
         metadata['annotations'][ANNOTATION] = sha256
     if terminating:
@@ -111,3 +111,51 @@ def test_no_pods_nothing_to_do():
 
 def test_the_mark_is_a_metadata_patch_of_the_annotation_only():
     assert marks([], CONFIG)['mark'] == {'metadata': {'annotations': {ANNOTATION: CONFIG_SHA256}}}
+
+
+# --- the mark step: only pods created after the restart step saw the ConfigMap carry it ---------
+
+def configmap(resource_version):
+    return {'metadata': {'name': 'rdma-devices', 'resourceVersion': resource_version}, 'data': {'config.json': CONFIG}}
+
+
+def test_the_restart_step_records_the_configmap_version_and_every_pod_it_saw():
+    restart = marks([pod('a', CONFIG_SHA256), pod('b'), pod('c', OTHER_SHA256, terminating=True)], CONFIG,
+                    configmap('812'))
+    assert restart['unmarked'] == ['b'] and restart['settled'] is False
+    assert restart['seen'] == {'resourceVersion': '812', 'uids': ['uid-a', 'uid-b', 'uid-c']}
+    assert marks([pod('a', CONFIG_SHA256)], CONFIG, configmap('812'))['settled'] is True
+
+
+def test_replacements_created_after_the_restart_step_are_marked():
+    seen = marks([pod('a', CONFIG_SHA256), pod('b')], CONFIG, configmap('812'))['seen']
+    after = marks([pod('a', CONFIG_SHA256), pod('b2'), pod('new-node')], CONFIG, configmap('812'), seen)
+    assert after['unmarked'] == ['b2', 'new-node']
+    assert after['settled'] is True
+
+
+def test_a_pod_the_restart_step_saw_is_never_marked():
+    # Listed (unmarked) when the restart began: it may have started before the ConfigMap changed,
+    # whatever it is named now and however new its creationTimestamp looks.
+    seen = marks([pod('b', uid='u-1')], CONFIG, configmap('812'))['seen']
+    after = marks([pod('b', uid='u-1'), pod('c')], CONFIG, configmap('812'), seen)
+    assert after['unmarked'] == ['c']
+    assert after['settled'] is False
+
+
+def test_nothing_is_marked_once_the_configmap_was_written_after_the_restart_step():
+    # Written back with the same text, too: a pod may have started from what it held meanwhile.
+    seen = marks([pod('b')], CONFIG, configmap('812'))['seen']
+    after = marks([pod('b2'), pod('c2')], CONFIG, configmap('815'), seen)
+    assert after['unmarked'] == []
+    assert after['settled'] is False
+
+
+def test_a_missing_configmap_marks_nothing():
+    seen = marks([pod('b')], CONFIG, configmap('812'))['seen']
+    assert marks([pod('b2')], CONFIG, None, seen)['unmarked'] == []
+
+
+def test_marked_pods_settle_the_mark_step_whatever_the_configmap():
+    seen = marks([pod('a', CONFIG_SHA256)], CONFIG, configmap('812'))['seen']
+    assert marks([pod('a', CONFIG_SHA256)], CONFIG, configmap('812'), seen)['settled'] is True

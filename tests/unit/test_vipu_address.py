@@ -7,6 +7,7 @@ import pytest
 from ipu_k8s_rdma import (
     IpuK8sError,
     parse_ipv4,
+    parse_port,
     resolve_ipv4,
     split_address,
     vipu_address_from_environment,
@@ -30,8 +31,19 @@ def test_ipv4_with_port_is_split():
     assert split_address('10.5.212.116:8090') == ('10.5.212.116', 8090)
 
 
-def test_surrounding_whitespace_is_ignored():
-    assert split_address('  10.5.212.116:8091\n') == ('10.5.212.116', 8091)
+@pytest.mark.parametrize('text', ['10.5.212.116\n', ' 10.5.212.116:8091', '10.5.212.116:8091\t'])
+def test_whitespace_around_an_address_is_refused_not_stripped(text):
+    # '10.5.212.116\n' is what a YAML block scalar (host: |) or a value read from a file gives.
+    with pytest.raises(IpuK8sError) as refusal:
+        split_address(text)
+    assert str(refusal.value) == 'address %r has whitespace around it: write %s' % (text, text.strip())
+
+
+@pytest.mark.parametrize('text', [' 8090', '8090\n'])
+def test_whitespace_around_a_port_is_refused_not_stripped(text):
+    with pytest.raises(IpuK8sError) as refusal:
+        parse_port(text, 'port')
+    assert str(refusal.value) == 'port %r has whitespace around it: write 8090' % text
 
 
 def test_host_name_with_port_is_split():

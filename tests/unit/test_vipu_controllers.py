@@ -71,6 +71,28 @@ def test_host_written_as_host_port_is_refused_with_the_fix():
                        "write host: 10.5.212.116 and port: 8090")
 
 
+def test_host_with_a_trailing_newline_is_refused_not_stripped():
+    # What `host: |` (a YAML block scalar) or a value read from a file with lookup('file') gives;
+    # stripped, it was accepted and the text with its newline went on to other readers.
+    message = refusal([{'name': 'pod001', 'host': '10.5.212.116\n'}])
+    assert message == "ipu_k8s_vipu_controllers[0] (pod001): host '10.5.212.116\\n' has whitespace around it: " \
+                      "write 10.5.212.116"
+
+
+@pytest.mark.parametrize('key, value', [('name', 'pod001 '), ('port', '8090\n'), ('label', 'vipu-ctrl=pod001\n')])
+def test_any_entry_value_with_whitespace_around_it_is_refused(key, value):
+    entry = {'name': 'pod001', 'host': '10.5.212.116', key: value}
+    assert refusal([entry]) == "ipu_k8s_vipu_controllers[0] (pod001): %s %r has whitespace around it: write %s" % (
+        key, value, value.strip())
+
+
+def test_a_choice_with_whitespace_around_it_is_refused():
+    entries = parse([{'name': 'pod001', 'host': '10.5.212.116'}])
+    with pytest.raises(IpuK8sError) as failure:
+        choose_controller(entries, 'pod001\n')
+    assert str(failure.value) == "ipu_k8s_vipu_controller 'pod001\\n' has whitespace around it: write pod001"
+
+
 def test_label_without_equals_is_refused_naming_entry_value_and_fix():
     message = refusal([{'name': 'pod001', 'host': '10.5.212.116', 'label': 'ipunode'}])
     assert message.startswith("ipu_k8s_vipu_controllers[0] (pod001): label 'ipunode' is not key=value")
