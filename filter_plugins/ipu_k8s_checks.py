@@ -34,6 +34,10 @@ NODE_NAME_RE = DNS_SUBDOMAIN_RE
 # The name part of a qualified name (k8s.io/apimachinery validation IsQualifiedName).
 QUALIFIED_NAME_RE = re.compile(r'[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?')
 QUALIFIED_NAME_MAX = 63
+# The RDMA shared device plugin's own rule on a resource name, stricter than Kubernetes': only
+# letters, digits and "_" (k8s-rdma-shared-dev-plugin pkg/resources/resources_manager.go:303-307,
+# tests/schemas/network_operator/RULES.md); the plugin exits on any other.
+RDMA_PLUGIN_RESOURCE_NAME_RE = re.compile(r'[a-zA-Z0-9_]+')
 # k8s.io/api core/v1: DefaultResourceRequestsPrefix and ResourceDefaultNamespacePrefix.
 RESOURCE_REQUESTS_PREFIX = 'requests.'
 RESOURCE_NATIVE_PREFIX = 'kubernetes.io/'
@@ -776,12 +780,35 @@ def extended_resource_problem(settings):
                 and not full.startswith(RESOURCE_REQUESTS_PREFIX)
                 and DNS_SUBDOMAIN_RE.fullmatch(quota_prefix) and len(quota_prefix) <= DNS_SUBDOMAIN_MAX
                 and QUALIFIED_NAME_RE.fullmatch(name) and len(name) <= QUALIFIED_NAME_MAX):
-            return ''
+            if RDMA_PLUGIN_RESOURCE_NAME_RE.fullmatch(name):
+                return ''
+            return ('ipu_k8s_rdma_resource_name is "%s": the RDMA shared device plugin takes only letters, digits '
+                    'and "_" in a resource name and exits on any other (Kubernetes would accept it): e.g. %s.'
+                    % (name, re.sub(r'[^a-zA-Z0-9_]', '_', name)))
     return ('ipu_k8s_rdma_resource_prefix "%s" and ipu_k8s_rdma_resource_name "%s" do not make an extended resource '
             'name Kubernetes accepts: the prefix must be a DNS subdomain (lower-case letters, digits, "-" and ".", '
             'at most %d characters, not kubernetes.io and not starting with "requests."), the name 1 to %d letters, '
             'digits, "-", "_" or ".", starting and ending with a letter or digit, e.g. rdma and rdma_shared_device_a.'
             % (prefix, name, DNS_SUBDOMAIN_MAX - len(RESOURCE_REQUESTS_PREFIX), QUALIFIED_NAME_MAX))
+
+
+def rdma_plugin_selectors_problem(settings):
+    """The RDMA shared device plugin's resource: at least one selector list not empty (the plugin
+    exits on "neither selectors nor devices", resources_manager.go:178-190, utils.go:71-81) and
+    rdmaHcaMax at least 1 (negative: the plugin exits, resources_manager.go:174-176; 0: it offers
+    no device, server.go:154-165)."""
+    lists = ('network_operator_rdma_vendors', 'network_operator_rdma_drivers', 'network_operator_rdma_ifnames')
+    problems = []
+    if not any(settings[name] for name in lists):
+        problems.append('%s are all empty: the RDMA shared device plugin needs at least one selector and exits '
+                        'without one. Keep network_operator_rdma_drivers: ["mlx5_core"] (the default) or name the '
+                        'vendors or interfaces.' % ', '.join(lists))
+    hca = settings['network_operator_rdma_hca_max']
+    if isinstance(hca, bool) or not str(hca).isdigit() or int(hca) < 1:
+        problems.append('network_operator_rdma_hca_max is "%s": give a whole number of at least 1, the pods that may '
+                        'share each RDMA device (the default 63); the plugin exits on a negative one and offers no '
+                        'device with 0.' % hca)
+    return ' '.join(problems)
 
 
 def _yaml(path):
@@ -1052,6 +1079,7 @@ RULES = {
     'calico_release': calico_release_problem,
     'helm_download': helm_download_problem,
     'kubeadm_api': kubeadm_api_problem,
+    'rdma_plugin_selectors': rdma_plugin_selectors_problem,
     'sandbox_image': sandbox_image_problem,
     'control_plane_endpoint': control_plane_endpoint_problem,
     'extended_resource': extended_resource_problem,

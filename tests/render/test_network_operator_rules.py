@@ -147,13 +147,9 @@ def test_the_image_spec_restatement_refuses_a_component_without_a_version():
 
 
 # --- settings the plugin refuses are refused before anything changes --------------------
-# Each case is a setting the role's documented interface accepts; the plugin exits on its
-# config (or offers no device). Preflight must refuse it, naming the setting. No rule of the
-# project refuses these yet: the tests are marked as expected failures, strictly, so the fix of
-# filter_plugins/ipu_k8s_checks.py (the name) or of the network_operator role's validation (the
-# others) turns them into failures until the mark is removed.
-KNOWN_GAP = pytest.mark.xfail(strict=True, reason='known gap: preflight accepts a device plugin setting the plugin '
-                               'refuses (tests/schemas/network_operator/RULES.md, "Gaps")')
+# Each case is a setting the role's documented interface accepts and the plugin exits on (or
+# offers no device with): preflight refuses it, naming the setting (extended_resource_problem for
+# the name, rdma_plugin_selectors_problem through the network_operator role's validation).
 
 
 NAMES_THE_PLUGIN_REFUSES = ['rdma-shared', 'rdma.shared']
@@ -167,8 +163,6 @@ PLUGIN_CASES = {
 
 @pytest.mark.parametrize('name', NAMES_THE_PLUGIN_REFUSES)
 def test_the_plugin_exits_on_a_resource_name_kubernetes_accepts_with_a_dash_or_dot(name):
-    assert checks.extended_resource_problem({'ipu_k8s_rdma_resource_prefix': 'rdma',
-                                             'ipu_k8s_rdma_resource_name': name}) == ''
     assert upstream.webhook_rdma_config_errors(plugin_config('26.4.1', ipu_k8s_rdma_resource_name=name)) == []
     error, _ = upstream.plugin_resources(plugin_config('26.4.1', ipu_k8s_rdma_resource_name=name))
     assert 'contains invalid characters' in error
@@ -184,7 +178,6 @@ def test_the_plugin_exits_or_offers_nothing_on_these_device_plugin_settings(case
         assert (error, resources) == ('', [('rdma/rdma_shared_device_a', 0)])  # starts, offers no device
 
 
-@KNOWN_GAP
 @pytest.mark.parametrize('name', NAMES_THE_PLUGIN_REFUSES)
 def test_a_resource_name_the_plugin_refuses_is_refused_by_the_resource_name_rule(name):
     assert checks.extended_resource_problem({'ipu_k8s_rdma_resource_prefix': 'rdma',
@@ -212,7 +205,6 @@ def validate_failures(tmp_path_factory):
     return failures
 
 
-@KNOWN_GAP
 @pytest.mark.parametrize('case', sorted(PLUGIN_CASES))
 def test_a_device_plugin_setting_the_plugin_refuses_is_refused_by_the_roles_validation(case, validate_failures):
     settings, _ = PLUGIN_CASES[case]

@@ -76,10 +76,19 @@ def resource(prefix, name):
                                              'ipu_k8s_rdma_resource_name': name})
 
 
-@pytest.mark.parametrize('prefix,name', [('rdma', 'rdma_shared_device_a'), ('nvidia.com', 'Shared.Device-1'),
+@pytest.mark.parametrize('prefix,name', [('rdma', 'rdma_shared_device_a'), ('nvidia.com', 'Shared_Device_1'),
                                          ('r' * 244, 'n' * 63)])
-def test_an_extended_resource_name_kubernetes_accepts_passes(prefix, name):
+def test_an_extended_resource_name_kubernetes_and_the_plugin_accept_passes(prefix, name):
     assert resource(prefix, name) == ''
+
+
+@pytest.mark.parametrize('name', ['Shared.Device-1', 'rdma-shared', 'rdma.shared'])
+def test_a_name_kubernetes_accepts_and_the_rdma_plugin_refuses_is_refused_naming_the_plugins_rule(name):
+    # k8s-rdma-shared-dev-plugin resources_manager.go:303-307: ^[a-zA-Z0-9_]+$ (tests/network_operator_upstream.py)
+    message = resource('nvidia.com', name)
+    assert message.startswith('ipu_k8s_rdma_resource_name is "%s": the RDMA shared device plugin takes only letters, '
+                              'digits and "_"' % name), message
+    assert message.endswith('e.g. %s.' % name.replace('.', '_').replace('-', '_')), message
 
 
 @pytest.mark.parametrize('prefix,name', [
