@@ -56,6 +56,11 @@ def deb_install_order(paths, order):
     return [path for name in order for path in sorted(str(p) for p in paths or [] if _deb(p)[0] == name)]
 
 
+def deb_files_by_name(paths, packages):
+    """{package: its .deb file} for each of PACKAGES among PATHS (the release's files, one each)."""
+    return {name: str(path) for path in paths or [] for name in [_deb(path)[0]] if name in (packages or [])}
+
+
 def version_problem(wanted, available, package, source):
     """'' when the source has PACKAGE at WANTED, else one message naming what it has and the fix."""
     if wanted in (available or []):
@@ -72,6 +77,7 @@ class FilterModule:
         return {
             'kubernetes_packages_index_versions': slurped_index_versions,
             'kubernetes_packages_deb_file_versions': deb_file_versions,
+            'kubernetes_packages_deb_files_by_name': deb_files_by_name,
             'kubernetes_packages_deb_install_order': deb_install_order,
             'kubernetes_packages_version_problem': version_problem,
         }

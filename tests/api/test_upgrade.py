@@ -6,7 +6,8 @@ these; each logs the host and the arguments it was called with to one file:
 - kubeadm: `upgrade apply --yes v<version>` writes the version into the kube-system/
   kubeadm-config ConfigMap (as kubeadm's upload-config phase does), through the real kubectl;
   `upgrade plan` and `upgrade node` only log;
-- apt-get: `install <name>=<version>` sets that package's Version in the host's dpkg status
+- apt-get: `install <name>=<version>` (or a .deb file's path, name_version_arch.deb) sets that
+  package's Version in the host's dpkg status
   file, which the real python-apt of package_facts reads (APT_CONFIG names a configuration
   whose Dir::State::status is that file);
 - dpkg: --get-selections / --set-selections on a file of the host (everything else goes to
@@ -51,6 +52,9 @@ status, selections = os.path.join(here, 'dpkg-status'), os.path.join(here, 'sele
 if name == 'apt-get' and args[:1] == ['install']:
     text = open(status).read()
     for spec in args[1:]:
+        if spec.endswith('.deb'):  # a local file, named as apt-get download names it
+            package, version = os.path.basename(spec).split('_')[:2]
+            spec = '%s=%s' % (package, version)
         if '=' in spec:
             package, version = spec.split('=', 1)
             text = re.sub(r'(Package: %s\n(?:[^\n]+\n)*?Version: )[^\n]+' % re.escape(package), r'\g<1>' + version, text)
@@ -339,3 +343,28 @@ def test_a_node_an_operator_cordoned_is_upgraded_and_stays_cordoned(upgrade, api
     assert ANNOTATION not in (api.core.read_node('poplar-02').metadata.annotations or {})
     assert upgrade.installed('poplar-02') == {name: TARGET + '-1.1' for name in ('kubeadm', 'kubelet', 'kubectl')}
     api.core.patch_node('poplar-02', {'spec': {'unschedulable': False}})
+
+
+def test_an_air_gapped_upgrade_installs_the_releases_files_by_path(upgrade, api, tmp_path):
+    """kubernetes_packages_debs_local_path: the plan reads the release from the files, the
+    settings play checks each file's sha256, and each node gets the release's files copied and
+    installed by path (no repository)."""
+    import hashlib
+    debs, cache = tmp_path / 'debs', tmp_path / 'cache'
+    debs.mkdir()
+    sums = {}
+    for version in (CLUSTER, TARGET):
+        for name in ('kubeadm', 'kubelet', 'kubectl'):
+            deb = debs / ('%s_%s-1.1_amd64.deb' % (name, version))
+            deb.write_bytes(b'stand-in %s %s\n' % (name.encode(), version.encode()))
+            sums[deb.name] = hashlib.sha256(deb.read_bytes()).hexdigest()
+    upgrade.reset()
+    upgrade.run(extra_vars={'kubernetes_packages_debs_local_path': str(debs), 'kubernetes_packages_debs_sha256': sums,
+                            'kubernetes_packages_debs_cache_dir': str(cache)}).assert_ok()
+    files = ['%s/%s_%s-1.1_amd64.deb' % (cache, name, TARGET) for name in ('kubeadm', 'kubelet', 'kubectl')]
+    for host in ('cp1', *WORKERS):
+        assert upgrade.installed(host) == {name: TARGET + '-1.1' for name in ('kubeadm', 'kubelet', 'kubectl')}, host
+        installs = [c.split(' ', 2)[2] for c in upgrade.calls() if c.startswith(host + ' apt-get install')]
+        assert installs == ['install --yes --allow-change-held-packages --allow-downgrades %s' % f for f in files], installs
+    assert sorted(p.name for p in cache.iterdir()) == sorted(f.rsplit('/', 1)[1] for f in files)
+

@@ -84,3 +84,11 @@ def test_local_debs_install_dependencies_first_and_leave_other_files_out():
     assert packages.deb_install_order(files, ['cri-tools', 'kubelet', 'kubeadm']) == [
         '/d/cri-tools_1.34.0-1.1_amd64.deb', '/d/kubelet_1.34.11-1.1_amd64.deb', '/d/kubelet_1.34.12-1.1_amd64.deb',
         '/d/kubeadm_1.34.12-1.1_amd64.deb']
+
+
+def test_an_upgrade_step_finds_each_packages_file_by_its_name():
+    files = ['/d/cri-tools_1.34.0-1.1_amd64.deb', '/d/kubeadm_1.34.12-1.1_amd64.deb',
+             '/d/kubelet_1.34.12-1.1_amd64.deb', '/d/kubelet-extra_1.0_amd64.deb', '/d/kubectl_1.34.12-1.1_amd64.deb']
+    assert packages.deb_files_by_name(files, ['kubelet', 'kubectl']) == {
+        'kubelet': '/d/kubelet_1.34.12-1.1_amd64.deb', 'kubectl': '/d/kubectl_1.34.12-1.1_amd64.deb'}
+    assert packages.deb_files_by_name(files, ['kubeadm']) == {'kubeadm': '/d/kubeadm_1.34.12-1.1_amd64.deb'}
