@@ -72,8 +72,12 @@ trap cleanup EXIT
 rootfs="${work}/rootfs"
 ipu_k8s_vm_log "debootstrap ${IPU_K8S_VM_SUITE} from ${IPU_K8S_VM_MIRROR} (about 2 minutes)"
 include="$(IFS=,; echo "${packages[*]}")"
+# debootstrap's script for the suite; a suite newer than the host's debootstrap (forky on a
+# bookworm host) uses "sid", which every suite since buster links to.
+script=/usr/share/debootstrap/scripts/${IPU_K8S_VM_SUITE}
+[[ -e ${script} ]] || script=/usr/share/debootstrap/scripts/sid
 debootstrap --variant=minbase --include="${include}" \
-  "${IPU_K8S_VM_SUITE}" "${rootfs}" "${IPU_K8S_VM_MIRROR}" >"${work}/debootstrap.log" 2>&1 ||
+  "${IPU_K8S_VM_SUITE}" "${rootfs}" "${IPU_K8S_VM_MIRROR}" "${script}" >"${work}/debootstrap.log" 2>&1 ||
   { tail -n 30 "${work}/debootstrap.log" >&2; ipu_k8s_vm_die "debootstrap failed (log above)"; }
 
 ipu_k8s_vm_log "configuring the guest tree"
@@ -94,6 +98,14 @@ deb ${IPU_K8S_VM_MIRROR} ${IPU_K8S_VM_SUITE} main
 deb ${IPU_K8S_VM_MIRROR} ${IPU_K8S_VM_SUITE}-updates main
 deb http://deb.debian.org/debian-security ${IPU_K8S_VM_SUITE}-security main
 SOURCES
+
+# A testing suite's Release files carry a Valid-Until a week ahead (a stable suite's carry
+# none): where the archive the guest reaches is a copy that is no longer refreshed, apt would
+# refuse every forky list once that date has passed ("Release file ... is expired"), and the
+# containerd role's package install with it. The signatures are still checked.
+cat >"${rootfs}/etc/apt/apt.conf.d/90ipu-k8s-lab" <<APT
+Acquire::Check-Valid-Until "false";
+APT
 
 # DHCP on eth0 (the kernel command line carries net.ifnames=0); qemu user-net DNS.
 mkdir -p "${rootfs}/etc/systemd/network"

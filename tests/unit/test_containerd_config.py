@@ -2,9 +2,11 @@
 on each containerd release's `containerd config default` layout.
 
 tests/fixtures/containerd/config-default-1.6.20.toml is the real output of `containerd config
-default` of Debian 12's containerd 1.6.20~ds1-1+deb12u3 (the package's /usr/bin/containerd);
-the 1.7 and 2.x layouts below are the parts of their output the filter reads, as a Ubuntu or
-Docker-repository node gets them. The expected lines are written by hand.
+default` of Debian 12's containerd 1.6.20~ds1-1+deb12u3 (the package's /usr/bin/containerd),
+config-default-2.1.9.toml that of Debian forky's containerd 2.1.9+ds1-5 (read in the
+molecule/containerd2 guest, `containerd --version`: 2.1.9+unknown); the 1.7 and 2.x layouts
+below are the parts of their output the filter reads, as a Ubuntu or Docker-repository node
+gets them. The expected lines are written by hand.
 """
 
 import importlib.util
@@ -26,6 +28,7 @@ containerd_config = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(containerd_config)
 
 DEBIAN_1_6 = (ROOT / 'tests' / 'fixtures' / 'containerd' / 'config-default-1.6.20.toml').read_text()
+DEBIAN_2_1 = (ROOT / 'tests' / 'fixtures' / 'containerd' / 'config-default-2.1.9.toml').read_text()
 
 V1_7 = """version = 2
 [plugins]
@@ -93,6 +96,27 @@ def test_the_rewritten_debian_1_6_config_is_toml_with_the_three_values():
     assert cri['systemd_cgroup'] is False  # the legacy CRI-level key: true makes containerd refuse the CRI plugin
 
 
+def test_debian_forky_2_1_9_output_changes_in_exactly_its_cgroup_key_and_both_config_paths():
+    # Its sandbox is the role's default pause:3.10 already, so that line stays.
+    assert changed_lines(DEBIAN_2_1, render(DEBIAN_2_1)) == [
+        ("      config_path = ''", '      config_path = "/etc/containerd/certs.d"'),
+        ('            SystemdCgroup = false', '            SystemdCgroup = true'),
+        ("    config_path = ''", '    config_path = "/etc/containerd/certs.d"')]
+
+
+def test_the_rewritten_debian_forky_2_1_9_config_is_version_3_with_the_three_values_in_the_cri_v1_plugins():
+    # Where containerd 2.1.9 reads them: docs/cri/config.md at v2.1.9, lines 33-35 and 246-250.
+    config = tomllib.loads(render(DEBIAN_2_1, containerd_sandbox_image='mirror.example/pause:3.9'))
+    assert config['version'] == 3
+    plugins = config['plugins']
+    assert plugins['io.containerd.cri.v1.runtime']['containerd']['runtimes']['runc']['options'][
+        'SystemdCgroup'] is True
+    assert plugins['io.containerd.cri.v1.images']['pinned_images']['sandbox'] == 'mirror.example/pause:3.9'
+    assert plugins['io.containerd.cri.v1.images']['registry']['config_path'] == '/etc/containerd/certs.d'
+    # 2.x's io.containerd.grpc.v1.cri is the CRI service's own (streaming): none of 1.x's three there.
+    assert {'containerd', 'sandbox_image', 'registry'}.isdisjoint(plugins['io.containerd.grpc.v1.cri'])
+
+
 def test_1_7_sets_both_config_paths_and_leaves_the_rest():
     assert [a.strip() for _, a in changed_lines(V1_7, render(V1_7))] == [
         'sandbox_image = "registry.k8s.io/pause:3.10"', 'config_path = "/etc/containerd/certs.d"',
@@ -118,8 +142,8 @@ def test_2x_without_the_key_gets_it_under_the_runc_options_table():
         'options']['SystemdCgroup'] is True
 
 
-@pytest.mark.parametrize('layout', [DEBIAN_1_6, V1_7, V2_WITH_KEY, V2_WITHOUT_KEY],
-                         ids=['1.6', '1.7', '2.x', '2.0-2.1-without-key'])
+@pytest.mark.parametrize('layout', [DEBIAN_1_6, V1_7, V2_WITH_KEY, V2_WITHOUT_KEY, DEBIAN_2_1],
+                         ids=['1.6', '1.7', '2.x', '2.0-2.1-without-key', '2.1.9'])
 def test_systemd_cgroup_false_is_written_false_once(layout):
     config = render(layout, containerd_systemd_cgroup=False)
     assert config.count('SystemdCgroup = false') == 1 and 'SystemdCgroup = true' not in config
