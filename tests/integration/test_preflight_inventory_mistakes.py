@@ -273,12 +273,13 @@ def test_a_value_that_does_not_mean_what_its_setting_needs_is_refused(node, tmp_
 @pytest.mark.parametrize('name,value,message', [
     ('network_operator_chart_version', '25.4.0',
      'network_operator_chart_version is "25.4.0", whose row in network_operator_chart_table serves Kubernetes 1.29 '
-     'to 1.32, not this cluster\'s 1.35 (ipu_k8s_kubernetes_version): Set network_operator_chart_version to "" and '
-     'the table picks 26.4.1 for Kubernetes 1.35, or choose a Kubernetes release from 1.29 to 1.32.'),
+     'to 1.32, not this cluster\'s 1.35 (ipu_k8s_kubernetes_version): Leave network_operator_chart_version unset '
+     '(remove it from the inventory) and the table picks 26.4.1 for Kubernetes 1.35, or choose a Kubernetes release '
+     'from 1.29 to 1.32.'),
     ('calico_version', 'v3.30.7',
      'calico_version is "v3.30.7", whose row in calico_releases serves Kubernetes 1.30 to 1.33, not this '
-     'cluster\'s 1.35 (ipu_k8s_kubernetes_version): Leave calico_version unset (remove it from the inventory) and the table picks v3.31.7 for '
-     'Kubernetes 1.35, or choose a Kubernetes release from 1.30 to 1.33.'),
+     'cluster\'s 1.35 (ipu_k8s_kubernetes_version): Leave calico_version unset (remove it from the inventory) and '
+     'the table picks v3.31.7 for Kubernetes 1.35, or choose a Kubernetes release from 1.30 to 1.33.'),
 ])
 def test_pinned_release_outside_its_rows_kubernetes_range_is_refused(node, tmp_path, name, value, message):
     assert assert_refused(run_preflight(node, tmp_path, **{name: value})) == message
