@@ -51,6 +51,26 @@ NODE_RDMA_ADDRESSES = {'poplar-01': '10.247.208.21/23', 'poplar-02': '10.247.208
 VIPU_LABEL = 'vipu-ctrl=pod001'
 
 
+
+def operator_crd(release: str, name: str) -> Path:
+    """The stored CRD file of a Network Operator release (tests/schemas/network_operator)."""
+    crds = yaml.safe_load((SCHEMAS / 'network_operator' / 'releases.yaml').read_text())['releases'][release]['crds']
+    return SCHEMAS / 'network_operator' / crds[name]['file']
+
+
+def nv_ipam_operator_state(site, api, namespace: str) -> None:
+    """What the Network Operator leaves before the RDMA network layer runs on an NVIDIA IPAM
+    row: its namespace, the MacvlanNetwork CRD (of chart 25.4.0, as the rest of the tier), the
+    IPPool CRD of release 26.4.1, and the CNI files of its Multus and NVIDIA IPAM daemonsets."""
+    api.apply({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': namespace}})
+    api.apply_file(operator_crd('25.4.0', 'macvlannetworks'))
+    api.apply_file(operator_crd('26.4.1', 'ippools'))
+    api.wait_crd('macvlannetworks.mellanox.com')
+    api.wait_crd('ippools.nv-ipam.nvidia.com')
+    (site.cni_dir / '00-multus.conf').write_text('{"cniVersion": "0.3.1", "name": "multus-cni-network"}\n')
+    for directory in ('multus.d', 'nv-ipam.d'):
+        (site.cni_dir / directory).mkdir(exist_ok=True)
+
 class PlaybookRun(HostView):
     """The outcome of one playbook run, read from ansible-runner's events
     (tests/playbook_runner.py); .data lays them out as the ansible.posix.json callback did."""

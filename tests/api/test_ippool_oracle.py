@@ -24,14 +24,12 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import pytest
-import yaml
 from kubernetes import dynamic
 
 from api_client import play_macvlan_operator, report_rows
-from api_site import CONTROL_PLANE, IPU_NODES, NODES, SCHEMAS
+from api_site import CONTROL_PLANE, IPU_NODES, NODES, nv_ipam_operator_state
 from nv_ipam_upstream import controller_allocations, validate_ippool
 
 NETWORK = 'rdma-net'
@@ -40,11 +38,6 @@ IPPOOL = 'nv-ipam.nvidia.com/v1alpha1'
 NV_IPAM = {'network_operator_ipam': 'nv-ipam'}
 # upstream's message (validate_nodeselector.go:103-104), as the apiserver words it too
 ONE_VALUE = "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"
-
-
-def _crd(release: str, name: str) -> Path:
-    crds = yaml.safe_load((SCHEMAS / 'network_operator' / 'releases.yaml').read_text())['releases'][release]['crds']
-    return SCHEMAS / 'network_operator' / crds[name]['file']
 
 
 def _pool(api) -> dict:
@@ -86,14 +79,7 @@ def operator_crds(site, api):
     namespace, the MacvlanNetwork CRD (of chart 25.4.0, as the rest of the tier), the IPPool
     CRD of release 26.4.1 (the operator applies it for NVIDIA IPAM), Multus's NAD CRD, and
     the CNI files of its Multus and NVIDIA IPAM daemonsets."""
-    api.apply({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': NAMESPACE}})
-    api.apply_file(_crd('25.4.0', 'macvlannetworks'))
-    api.apply_file(_crd('26.4.1', 'ippools'))
-    api.wait_crd('macvlannetworks.mellanox.com')
-    api.wait_crd('ippools.nv-ipam.nvidia.com')
-    (site.cni_dir / '00-multus.conf').write_text('{"cniVersion": "0.3.1", "name": "multus-cni-network"}\n')
-    for directory in ('multus.d', 'nv-ipam.d'):
-        (site.cni_dir / directory).mkdir(exist_ok=True)
+    nv_ipam_operator_state(site, api, NAMESPACE)
     return site
 
 

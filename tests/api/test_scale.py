@@ -28,10 +28,9 @@ import pytest
 
 from api_client import play_macvlan_operator
 from api_cluster import Cluster
-from api_site import CONTROL_PLANE, IPU_NODES, NODES, ROOT, SCHEMAS, VIPU_LABEL
+from api_site import CONTROL_PLANE, IPU_NODES, NODES, ROOT, VIPU_LABEL, nv_ipam_operator_state
 from nv_ipam_upstream import controller_allocations
 
-import yaml
 
 NEW = 'poplar-03'
 NETWORK = 'rdma-net'
@@ -52,11 +51,6 @@ def cluster(k8s_bin):
         yield made
     finally:
         made.remove()
-
-
-def _crd(release: str, name: str):
-    crds = yaml.safe_load((SCHEMAS / 'network_operator' / 'releases.yaml').read_text())['releases'][release]['crds']
-    return SCHEMAS / 'network_operator' / crds[name]['file']
 
 
 class Operators(threading.Thread):
@@ -92,14 +86,7 @@ class Operators(threading.Thread):
 @pytest.fixture(scope='module')
 def converged(site, api):
     """The site before the new node: the RDMA network and the IPU Operator for poplar-01 and -02."""
-    api.apply({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': NAMESPACE}})
-    api.apply_file(_crd('25.4.0', 'macvlannetworks'))
-    api.apply_file(_crd('26.4.1', 'ippools'))
-    api.wait_crd('macvlannetworks.mellanox.com')
-    api.wait_crd('ippools.nv-ipam.nvidia.com')
-    (site.cni_dir / '00-multus.conf').write_text('{"cniVersion": "0.3.1", "name": "multus-cni-network"}\n')
-    for directory in ('multus.d', 'nv-ipam.d'):
-        (site.cni_dir / directory).mkdir(exist_ok=True)
+    nv_ipam_operator_state(site, api, NAMESPACE)
     with Operators(api, site):
         site.play('rdma_network.yml', extra_vars=NV_IPAM).assert_ok()
     site.play('ipu_operator.yml').assert_ok()

@@ -26,6 +26,7 @@ Hollow nodes always report kubeletVersion v1.20.2; the node's own state is its p
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 import time
@@ -84,21 +85,25 @@ elif name == 'kubeadm':
                        stdout=subprocess.DEVNULL)
 '''
 
-INDEX = ''.join('Package: %s\nVersion: %s-1.1\nArchitecture: amd64\n\n' % (name, version)
-                for version in (CLUSTER, TARGET) for name in ('kubeadm', 'kubelet', 'kubectl'))
-
-
 def kubeadm_config(version: str) -> dict:
     return {'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'kubeadm-config', 'namespace': 'kube-system'},
             'data': {'ClusterConfiguration': 'apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n'
                                              'kubernetesVersion: v%s\n' % version}}
 
 
+@contextlib.contextmanager
+def package_source(tmp_path_factory, *versions):
+    """A Packages index of kubeadm, kubelet and kubectl at each of VERSIONS, served on 127.0.0.1."""
+    root = tmp_path_factory.mktemp('k8s-repo')
+    (root / 'Packages').write_text(''.join('Package: %s\nVersion: %s-1.1\nArchitecture: amd64\n\n' % (name, version)
+                                           for version in versions for name in ('kubeadm', 'kubelet', 'kubectl')))
+    with served(root) as url:
+        yield url
+
+
 @pytest.fixture(scope='module')
 def repository(tmp_path_factory):
-    root = tmp_path_factory.mktemp('k8s-repo')
-    (root / 'Packages').write_text(INDEX)
-    with served(root) as url:
+    with package_source(tmp_path_factory, CLUSTER, TARGET) as url:
         yield url
 
 

@@ -11,20 +11,14 @@ upgrade goes on. The policy is applied with release 25.7.0's own CRD
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from test_upgrade import Upgrade, kubeadm_config
-from api_site import CONTROL_PLANE
-from testlib import served
+from api_site import CONTROL_PLANE, operator_crd
+from test_upgrade import Upgrade, kubeadm_config, package_source
 
-SCHEMAS = Path(__file__).resolve().parents[1] / 'schemas'
 CLUSTER = '1.33.7'
 TARGET = '1.34.4'
 CHECK = 'Refuse to move a running RDMA network to another IPAM'
-INDEX = ''.join('Package: %s\nVersion: %s-1.1\nArchitecture: amd64\n\n' % (name, version)
-                for version in (CLUSTER, TARGET) for name in ('kubeadm', 'kubelet', 'kubectl'))
 WHEREABOUTS = {'secondaryNetwork': {'ipamPlugin': {'image': 'whereabouts', 'repository': 'ghcr.io/k8snetworkplumbingwg',
                                                    'version': 'v0.7.0'}}}
 NV_IPAM = {'nvIpam': {'image': 'nvidia-k8s-ipam', 'repository': 'nvcr.io/nvidia/mellanox',
@@ -33,16 +27,14 @@ NV_IPAM = {'nvIpam': {'image': 'nvidia-k8s-ipam', 'repository': 'nvcr.io/nvidia/
 
 @pytest.fixture(scope='module')
 def repository(tmp_path_factory):
-    root = tmp_path_factory.mktemp('k8s-repo')
-    (root / 'Packages').write_text(INDEX)
-    with served(root) as url:
+    with package_source(tmp_path_factory, CLUSTER, TARGET) as url:
         yield url
 
 
 @pytest.fixture(scope='module')
 def upgrade(site, api, k8s_bin, repository, tmp_path_factory):
     made = Upgrade(site, api, k8s_bin, repository, tmp_path_factory.mktemp('upgrade'))
-    api.apply_file(SCHEMAS / 'network_operator' / 'crds' / 'nicclusterpolicies-896fd072ec64.yaml')
+    api.apply_file(operator_crd('25.7.0', 'nicclusterpolicies'))
     api.wait_crd('nicclusterpolicies.mellanox.com')
     return made
 

@@ -88,6 +88,23 @@ def role_expression(role, expression, overrides=None):
     return _templar(role, overrides).template(trust_as_template(expression))
 
 
+def role_validate_failures(tmp, role, hosts):
+    """{host: its failure message, whitespace folded} of ROLE's validate entry point (what
+    preflight runs) over HOSTS ({host: its settings}), each a local host; a host named
+    'defaults' must pass."""
+    from playbook_runner import run_playbook  # tests/, on sys.path for the render tier
+    inventory, play = tmp / 'hosts.yml', tmp / 'play.yml'
+    inventory.write_text(yaml.safe_dump({'all': {'hosts': hosts, 'vars': {
+        'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}}}))
+    play.write_text(yaml.safe_dump([{'hosts': 'all', 'gather_facts': False, 'tasks': [{
+        'ansible.builtin.include_role': {'name': role, 'tasks_from': 'validate'}}]}]))
+    run = run_playbook(play, inventory, tmp / 'runner', timeout=300)
+    assert run.status in ('successful', 'failed'), run.stdout[-3000:]
+    failures = {host: ' '.join(text.split()) for host, text in run.failures().items()}
+    assert 'defaults' not in failures, failures['defaults']
+    return failures
+
+
 def _strict(schema):
     """Objects that list their properties accept no others (strict field validation)."""
     if isinstance(schema, dict):

@@ -7,11 +7,10 @@ import sys
 import pytest
 import yaml
 
-from ipu_k8s_render import ROOT, render_role_template
+from ipu_k8s_render import ROOT, render_role_template, role_validate_failures
 
 sys.path.insert(0, str(ROOT / 'tests'))
 import calico_upstream as upstream  # noqa: E402
-from playbook_runner import run_playbook  # noqa: E402
 
 
 def installation(**overrides):
@@ -60,18 +59,7 @@ def test_the_roles_encapsulation_choices_are_the_operators():
 @pytest.fixture(scope='module')
 def validate_failures(tmp_path_factory):
     """The calico validate entry point (what preflight runs), one local host per case."""
-    tmp = tmp_path_factory.mktemp('calico_rules_validate')
-    inventory, play = tmp / 'hosts.yml', tmp / 'play.yml'
-    hosts = {'encapsulation': {'calico_encapsulation': 'vxlan'}, 'defaults': {}}
-    inventory.write_text(yaml.safe_dump({'all': {'hosts': hosts, 'vars': {
-        'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}}}))
-    play.write_text(yaml.safe_dump([{'hosts': 'all', 'gather_facts': False, 'tasks': [{
-        'ansible.builtin.include_role': {'name': 'calico', 'tasks_from': 'validate'}}]}]))
-    run = run_playbook(play, inventory, tmp / 'runner', timeout=300)
-    assert run.status in ('successful', 'failed'), run.stdout[-3000:]
-    failures = dict((host, ' '.join(text.split())) for host, text in run.failures().items())
-    assert 'defaults' not in failures, failures['defaults']
-    return failures
+    return role_validate_failures(tmp_path_factory.mktemp('calico_rules_validate'), 'calico', {'encapsulation': {'calico_encapsulation': 'vxlan'}, 'defaults': {}})
 
 
 def test_an_encapsulation_the_operator_refuses_is_refused_by_the_roles_validation(validate_failures):

@@ -8,11 +8,10 @@ import sys
 import pytest
 import yaml
 
-from ipu_k8s_render import ROOT, render_role_template
+from ipu_k8s_render import ROOT, render_role_template, role_validate_failures
 
 sys.path.insert(0, str(ROOT / 'tests'))
 import kubeadm_upstream as upstream  # noqa: E402
-from playbook_runner import run_playbook  # noqa: E402
 
 KEY = '0123456789abcdef' * 4  # 32 bytes in hex, as `kubeadm init phase upload-certs` prints one
 JOIN = {
@@ -112,18 +111,7 @@ def test_kubeadm_refuses_these_settings(case):
 @pytest.fixture(scope='module')
 def validate_failures(tmp_path_factory):
     """The kubeadm validate entry point (what preflight runs), one local host per case."""
-    tmp = tmp_path_factory.mktemp('kubeadm_rules_validate')
-    inventory, play = tmp / 'hosts.yml', tmp / 'play.yml'
-    hosts = dict(KUBEADM_CASES, defaults={})
-    inventory.write_text(yaml.safe_dump({'all': {'hosts': hosts, 'vars': {
-        'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}}}))
-    play.write_text(yaml.safe_dump([{'hosts': 'all', 'gather_facts': False, 'tasks': [{
-        'ansible.builtin.include_role': {'name': 'kubeadm', 'tasks_from': 'validate'}}]}]))
-    run = run_playbook(play, inventory, tmp / 'runner', timeout=300)
-    assert run.status in ('successful', 'failed'), run.stdout[-3000:]
-    failures = dict((host, ' '.join(text.split())) for host, text in run.failures().items())
-    assert 'defaults' not in failures, failures['defaults']
-    return failures
+    return role_validate_failures(tmp_path_factory.mktemp('kubeadm_rules_validate'), 'kubeadm', dict(KUBEADM_CASES, defaults={}))
 
 
 @pytest.mark.parametrize('case', sorted(KUBEADM_CASES))

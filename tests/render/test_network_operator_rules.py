@@ -12,11 +12,10 @@ import sys
 import pytest
 import yaml
 
-from ipu_k8s_render import ROOT, render_role_yaml
+from ipu_k8s_render import ROOT, render_role_yaml, role_validate_failures
 
 sys.path.insert(0, str(ROOT / 'tests'))
 import network_operator_upstream as upstream  # noqa: E402
-from playbook_runner import run_playbook  # noqa: E402
 from test_network_operator import POLICY_VERSIONS, checks  # noqa: E402
 
 
@@ -188,21 +187,11 @@ def test_a_resource_name_the_plugin_refuses_is_refused_by_the_resource_name_rule
 @pytest.fixture(scope='module')
 def validate_failures(tmp_path_factory):
     """The network_operator validate entry point (what preflight runs), one local host per case."""
-    tmp = tmp_path_factory.mktemp('network_operator_rules_validate')
-    inventory, play = tmp / 'hosts.yml', tmp / 'play.yml'
     # The 26.4.1 row, with a site digest (NGC publishes none): the rest is the role's defaults.
     row = {'ipu_k8s_kubernetes_version': '1.34.2', 'network_operator_chart_sha256': 'ab' * 32}
     hosts = {case: dict(settings, **row) for case, (settings, _) in PLUGIN_CASES.items()}
     hosts['defaults'] = row
-    inventory.write_text(yaml.safe_dump({'all': {'hosts': hosts, 'vars': {
-        'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}}}))
-    play.write_text(yaml.safe_dump([{'hosts': 'all', 'gather_facts': False, 'tasks': [{
-        'ansible.builtin.include_role': {'name': 'network_operator', 'tasks_from': 'validate'}}]}]))
-    run = run_playbook(play, inventory, tmp / 'runner', timeout=300)
-    assert run.status in ('successful', 'failed'), run.stdout[-3000:]
-    failures = dict((host, ' '.join(text.split())) for host, text in run.failures().items())
-    assert 'defaults' not in failures, failures['defaults']
-    return failures
+    return role_validate_failures(tmp_path_factory.mktemp('network_operator_rules_validate'), 'network_operator', hosts)
 
 
 @pytest.mark.parametrize('case', sorted(PLUGIN_CASES))

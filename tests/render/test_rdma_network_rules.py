@@ -11,14 +11,13 @@ import sys
 import pytest
 import yaml
 
-from ipu_k8s_render import ROOT
+from ipu_k8s_render import ROOT, role_validate_failures
 from test_rdma_network import CHART_VERSIONS, INVENTORIES, ONE_NODE, ROWS, agreed, render_macvlan
 from test_rdma_network_cni_plugin import (cni, host_local_over, namespaces, plugin, run_add_and_del,  # noqa: F401
                                           whereabouts_ranges)
 
 sys.path.insert(0, str(ROOT / 'tests'))
 import network_operator_upstream as upstream  # noqa: E402
-from playbook_runner import run_playbook  # noqa: E402
 
 MACVLAN_VERSIONS = [v for v in CHART_VERSIONS if ROWS[v].get('layout') == 'policy']
 
@@ -138,18 +137,7 @@ def test_the_operator_changes_or_cannot_write_these_ipam_settings(case):
 @pytest.fixture(scope='module')
 def validate_failures(tmp_path_factory):
     """The rdma_network validate entry point (what preflight runs), one local host per case."""
-    tmp = tmp_path_factory.mktemp('rdma_network_rules_validate')
-    inventory, play = tmp / 'hosts.yml', tmp / 'play.yml'
-    hosts = dict(QUOTING_CASES, defaults={})
-    inventory.write_text(yaml.safe_dump({'all': {'hosts': hosts, 'vars': {
-        'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}}}))
-    play.write_text(yaml.safe_dump([{'hosts': 'all', 'gather_facts': False, 'tasks': [{
-        'ansible.builtin.include_role': {'name': 'rdma_network', 'tasks_from': 'validate'}}]}]))
-    run = run_playbook(play, inventory, tmp / 'runner', timeout=300)
-    assert run.status in ('successful', 'failed'), run.stdout[-3000:]
-    failures = dict((host, ' '.join(text.split())) for host, text in run.failures().items())
-    assert 'defaults' not in failures, failures['defaults']
-    return failures
+    return role_validate_failures(tmp_path_factory.mktemp('rdma_network_rules_validate'), 'rdma_network', dict(QUOTING_CASES, defaults={}))
 
 
 @pytest.mark.parametrize('case', sorted(QUOTING_CASES))
