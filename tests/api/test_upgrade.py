@@ -373,3 +373,25 @@ def test_an_air_gapped_upgrade_installs_the_releases_files_by_path(upgrade, api,
         assert installs == ['install --yes --allow-change-held-packages --allow-downgrades %s' % f for f in files], installs
     assert sorted(p.name for p in cache.iterdir()) == sorted(f.rsplit('/', 1)[1] for f in files)
 
+
+
+def test_a_second_control_plane_host_runs_kubeadm_upgrade_node_after_the_first_and_before_the_workers(upgrade, api):
+    """poplar-01 moved into control_plane for this run: after cp1's `kubeadm upgrade apply`, it
+    takes `kubeadm upgrade node` (never `apply`) and its kubelet, before any worker is cordoned."""
+    upgrade.reset()
+    inventory = upgrade.inventory()
+    groups = inventory['all']['children']['k8s_cluster']['children']
+    groups['control_plane']['hosts']['poplar-01'] = groups['workers']['hosts'].pop('poplar-01')
+    # Two control-plane hosts need a shared endpoint (preflight's rule); this one is a name only.
+    inventory['all']['vars']['kubeadm_control_plane_endpoint'] = 'k8s-api.example.invalid'
+    with NodeWatch(api, upgrade.log):
+        upgrade.site.play('upgrade.yml', '--skip-tags', 'kubernetes_packages_repository,upgrade_addons',
+                          inventory=inventory).assert_ok()
+    calls = upgrade.calls()
+    apply = calls.index('cp1 kubeadm upgrade apply --yes v%s' % TARGET)
+    second = calls.index('poplar-01 kubeadm upgrade node')
+    assert apply < second < calls.index('poplar-02 cordoned'), calls
+    assert not [c for c in calls if c.startswith('poplar-01 kubeadm upgrade apply')], calls
+    for host in ('cp1', *WORKERS):
+        assert upgrade.installed(host) == {name: TARGET + '-1.1' for name in ('kubeadm', 'kubelet', 'kubectl')}, host
+    assert not any(unschedulable(api).values())
