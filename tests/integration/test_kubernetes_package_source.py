@@ -61,13 +61,13 @@ def test_patch_the_source_lacks_is_refused_naming_what_it_has(repository, tmp_pa
 def test_air_gapped_source_is_its_deb_files(tmp_path):
     debs = tmp_path / 'debs'
     debs.mkdir()
-    for name in ('kubeadm_1.34.12-1.1_amd64.deb', 'kubelet_1.34.12-1.1_amd64.deb'):
+    files = ('kubeadm_1.34.12-1.1_amd64.deb', 'kubelet_1.34.12-1.1_amd64.deb', 'kubectl_1.34.12-1.1_amd64.deb')
+    for name in files:
         (debs / name).write_bytes(b'')
     for run in ('a', 'b'):
         (tmp_path / run).mkdir()
     # Preflight checks each file of the release against the sha256 the site gives: sha256sum of an empty file.
-    sums = dict.fromkeys(('kubeadm_1.34.12-1.1_amd64.deb', 'kubelet_1.34.12-1.1_amd64.deb'),
-                         'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855')
+    sums = dict.fromkeys(files, 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855')
     accepted = run_preflight(tmp_path / 'a', {'ipu_k8s_kubernetes_version': '1.34.12',
                                               'kubernetes_packages_debs_local_path': str(debs),
                                               'kubernetes_packages_debs_sha256': sums}, skip_tags=['preflight_os'])
