@@ -118,7 +118,7 @@ def run_static(tmp_path, playbook="site.yml", tools=None):
     (repo / "scripts").mkdir(parents=True)
     (repo / "playbooks").mkdir()
     (repo / "inventories" / "lab").mkdir(parents=True)
-    (repo / "library").mkdir()
+    (repo / "plugins" / "modules").mkdir(parents=True)
     shutil.copy(ROOT / "scripts" / "test", repo / "scripts" / "test")
     (repo / ".venv" / "bin").mkdir(parents=True)
     for tool in ("scripts/bootstrap", ".venv/bin/yamllint", ".venv/bin/ansible-lint", ".venv/bin/ansible-playbook"):
