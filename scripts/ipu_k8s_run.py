@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run the journey (site.yml, or any playbook of the project) through ansible-runner.
 
-The project's progress output (callback_plugins/ipu_k8s_progress.py) is what shows on the
+The project's progress output (plugins/callback/ipu_k8s_progress.py) is what shows on the
 terminal; ansible-runner keeps every event of the run (task results, retries, warnings,
 the recap) as JSON under the private data directory, for people who drive the journey
 from their own tooling. Exit status: the playbook's.
@@ -50,7 +50,7 @@ def runner_env(stdout_callback='ipu_k8s_progress'):
     bin_dir = Path(sys.executable).parent
     env = {
         'ANSIBLE_CONFIG': os.environ.get('ANSIBLE_CONFIG', str(ROOT / 'ansible.cfg')),
-        'ANSIBLE_CALLBACK_PLUGINS': str(ROOT / 'callback_plugins'),
+        'ANSIBLE_CALLBACK_PLUGINS': str(ROOT / 'plugins' / 'callback'),
         'ANSIBLE_STDOUT_CALLBACK': os.environ.get('ANSIBLE_STDOUT_CALLBACK', stdout_callback),
         # ansible-playbook from the same venv as this python
         'PATH': '%s:%s' % (bin_dir, os.environ.get('PATH', '/usr/bin:/bin')),

@@ -1,15 +1,15 @@
 """pytest plugin of scripts/mutation: every file of the Python core runs under one module
-name, its repository path with dots (module_utils/ipu_k8s_gpg.py is
-`module_utils.ipu_k8s_gpg`, filter_plugins/reset_netfilter.py is
-`filter_plugins.reset_netfilter`), which is the name mutmut gives its mutants.
+name, its repository path with dots (plugins/module_utils/ipu_k8s_gpg.py is
+`plugins.module_utils.ipu_k8s_gpg`, plugins/filter/reset_netfilter.py is
+`plugins.filter.reset_netfilter`), which is the name mutmut gives its mutants.
 
 mutmut switches a mutant on when the running function's module name is the mutant's, and
-the tests load these files under other names: a module_utils file as its bare name (the
-tests and the controller-side filter plugins) and as `ansible.module_utils.<name>` (the
-modules), a module or plugin through importlib.util.spec_from_file_location under a name
-each test picks. Loaded with `-p mutation_names`, this plugin
-- answers the bare and the `ansible.module_utils.` import of a module_utils file with one
-  module object named by its path;
+the tests load these files under other names: a module_utils file as the collection's
+`ansible_collections.ipu_k8s.cluster.plugins.module_utils.<name>` (the modules, the filters
+and the tests), a module or plugin through importlib.util.spec_from_file_location under a
+name each test picks. Loaded with `-p mutation_names`, this plugin
+- answers the collection's import of a module_utils file with one module object named by
+  its path;
 - renames a spec_from_file_location of a core file to its path's name.
 The tests run unchanged; nothing here is used outside a mutation run.
 
@@ -26,7 +26,8 @@ from pathlib import Path
 ROOT = Path(os.environ['MUTATION_ROOT']).resolve()
 CORE = [line for line in os.environ['MUTATION_CORE'].splitlines() if line]
 NAME_BY_PATH = {path: path[:-len('.py')].replace('/', '.') for path in CORE}
-UTILS = {Path(path).stem: path for path in CORE if path.startswith('module_utils/')}
+UTILS_PACKAGE = 'ansible_collections.ipu_k8s.cluster.plugins.module_utils.'
+UTILS = {Path(path).stem: path for path in CORE if path.startswith('plugins/module_utils/')}
 
 
 def _load(path):
@@ -59,7 +60,9 @@ class _Alias(importlib.abc.Loader):
 
 class _UtilsFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):
-        stem = fullname[len('ansible.module_utils.'):] if fullname.startswith('ansible.module_utils.') else fullname
+        if not fullname.startswith(UTILS_PACKAGE):
+            return None
+        stem = fullname[len(UTILS_PACKAGE):]
         if stem not in UTILS:
             return None
         return importlib.util.spec_from_loader(fullname, _Alias(UTILS[stem]))

@@ -4,6 +4,9 @@ Each test is marked with its tier, the directory it sits in (unit, integration, 
 api; molecule/lab/tests is the molecule tier's own), so one tier of a whole-tree run is
 `pytest tests -m unit`; scripts/test runs the tiers by path, one pytest call each.
 
+The repository's collections/ directory is on sys.path for every tier, so the collection's
+module_utils import under their one name.
+
 The `root` fixture (for tests that make network namespaces or root-owned files) skips when
 not root and fails under CI=true (testlib.require)."""
 
@@ -14,6 +17,10 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+# The repository is the collection ipu_k8s.cluster: collections/ansible_collections/ipu_k8s/cluster
+# links to the root, so its module_utils import as the modules and filters import them
+# (ansible_collections.ipu_k8s.cluster.plugins.module_utils.<name>), as ansible.cfg finds them.
+sys.path.append(str(HERE.parent / 'collections'))
 
 from testlib import require_root  # noqa: E402
 

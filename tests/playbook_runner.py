@@ -245,7 +245,7 @@ def run_playbook(playbook, inventory, work_dir, extravars=None, envvars=None, cm
         'ANSIBLE_CONFIG': str(ROOT / 'ansible.cfg'),
         # runner sets its own callback path and event callback: keep the project's
         # progress output as the stdout callback under it.
-        'ANSIBLE_CALLBACK_PLUGINS': str(ROOT / 'callback_plugins'),
+        'ANSIBLE_CALLBACK_PLUGINS': str(ROOT / 'plugins' / 'callback'),
         'ANSIBLE_STDOUT_CALLBACK': stdout_callback,
         'ANSIBLE_NOCOLOR': '1',
         'PATH': '%s:%s' % (TOOLS, os.environ.get('PATH', SYSTEM_PATH)),

@@ -1,4 +1,4 @@
-"""The RDMA resource name rule (filter_plugins/ipu_k8s_checks.py extended_resource_problem)
+"""The RDMA resource name rule (plugins/filter/ipu_k8s_checks.py extended_resource_problem)
 against the real kube-apiserver: a Pod whose container asks for <prefix>/<name> is created
 with dryRun=All (validated in full, stored nowhere). The server accepts exactly the names the
 rule accepts, but for names in the kubernetes.io/ namespace: the apiserver takes those as
@@ -16,7 +16,7 @@ import pytest
 from kubernetes.client.rest import ApiException
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location('ipu_k8s_checks', ROOT / 'filter_plugins' / 'ipu_k8s_checks.py')
+_spec = importlib.util.spec_from_file_location('ipu_k8s_checks', ROOT / 'plugins' / 'filter' / 'ipu_k8s_checks.py')
 checks = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(checks)
 sys.path.insert(0, str(ROOT / 'tests'))

@@ -312,7 +312,7 @@ def hand_made_wheel(directory, name='demo', version='1.0'):
 
 
 def test_the_bundled_pip_module_reports_a_converged_hash_locked_virtualenv_changed_in_check_mode(tmp_path):
-    """Why library/k8s_client_venv.py stays: ansible.builtin.pip (ansible-core 2.19.14,
+    """Why plugins/modules/k8s_client_venv.py stays: ansible.builtin.pip (ansible-core 2.19.14,
     lib/ansible/modules/pip.py lines 818-820) answers check mode with changed=True whenever it is
     given a requirements file or extra_args, and pip takes sha256 hashes only from a requirements
     file, with --require-hashes. Run here on a virtualenv it has just converged (a second real run

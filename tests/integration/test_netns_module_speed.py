@@ -13,12 +13,12 @@ from netns_lab import FAKE_VIPU_BIN, PYTHON, ROOT, SYSTEM_PATH
 LIMIT_SECONDS = 1.0
 RUNS = 3
 
-# Makes `ansible.module_utils.ipu_k8s_rdma` importable as on a node, runs the module as
-# __main__ with the args file, and reports how long the module took.
+# Makes the collection's module_utils importable as on a node (the repository's collections/
+# directory on sys.path), runs the module as __main__ with the args file, and reports how long
+# the module took.
 RUNNER = r'''
 import runpy, sys, time
-import ansible.module_utils
-ansible.module_utils.__path__.append(sys.argv[1])
+sys.path.insert(0, sys.argv[1])
 module_file, args_file = sys.argv[2], sys.argv[3]
 sys.argv = [module_file, args_file]
 start = time.perf_counter()
@@ -41,7 +41,7 @@ def run_module_directly(namespace, name, args, workdir):
     args_file.write_text(json.dumps({'ANSIBLE_MODULE_ARGS': args}))
     env = {'PATH': '%s:%s' % (FAKE_VIPU_BIN, SYSTEM_PATH), 'LANG': 'C.UTF-8',
            'VIPU_FAKE_HOST': '10.247.208.5:8090'}
-    done = namespace.run([PYTHON, '-c', RUNNER, ROOT / 'module_utils', ROOT / 'library' / ('%s.py' % name), args_file],
+    done = namespace.run([PYTHON, '-c', RUNNER, ROOT / 'collections', ROOT / 'plugins' / 'modules' / ('%s.py' % name), args_file],
                          env=env)
     result = json.loads(done.stdout.strip().splitlines()[-1])
     seconds = float(re.search(r'MODULE-SECONDS ([0-9.]+)', done.stderr).group(1))

@@ -99,7 +99,7 @@ def test_one_node_module_runs_once_per_run(lab, tmp_path):
     run = run_playbook(lab, 'facts_twice.yml', inventory(CONTROLLERS, {'poplar-01': 'pod001'}), tmp_path,
                        env={'ANSIBLE_SKIP_TAGS': 'rdma_network_apply'})
     assert run.stats['poplar-01']['failures'] == 0, run.stdout[-3000:]
-    modules = set(path.stem for path in (ROOT / 'library').glob('*.py'))
+    modules = set(path.stem for path in (ROOT / 'plugins' / 'modules').glob('*.py'))
     ran = [e['event_data'].get('task_action') for e in run.run.host_events(host='poplar-01')
            if e['event'] != 'runner_on_skipped' and e['event_data'].get('task_action') in modules]
     assert ran == ['rdma_network_facts']

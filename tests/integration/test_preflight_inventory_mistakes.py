@@ -304,7 +304,7 @@ def test_helm_release_without_a_pinned_sha256_is_refused(node, tmp_path):
 
 
 def test_a_vipu_controller_entry_is_refused_with_every_mistake_it_has(node, tmp_path):
-    # The entry's one home is module_utils/ipu_k8s_vipu_controllers.py: an entry without a name,
+    # The entry's one home is plugins/module_utils/ipu_k8s_vipu_controllers.py: an entry without a name,
     # with a key it does not know, a host with a trailing newline (what `host: |` gives; it was
     # stripped and accepted) and a bad port gets its whole refusal, not a generic one.
     assert_refused(run_preflight(node, tmp_path, ipu_k8s_vipu_controllers=[{'host': '10.0.0.1\n', 'port': 'x',

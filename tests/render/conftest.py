@@ -28,7 +28,7 @@ import pytest
 import yaml
 from ansible.parsing.dataloader import DataLoader
 from ansible.playbook.play import Play
-from ansible.plugins.loader import add_all_plugin_dirs, init_plugin_loader
+from ansible.plugins.loader import filter_loader, init_plugin_loader, module_loader
 from ansible.template import Templar, trust_as_template
 from ansible.utils.vars import combine_vars
 from ansible.vars.manager import VariableManager
@@ -39,7 +39,8 @@ from testlib import flatten_keys  # noqa: E402,F401  (tests/testlib.py; test mod
 
 ROOT = Path(__file__).resolve().parents[2]
 init_plugin_loader()  # the collections (ansible.builtin, kubernetes.core) the roles' tasks name
-add_all_plugin_dirs(str(ROOT))  # and the project's library/ and filter_plugins/
+module_loader.add_directory(str(ROOT / 'plugins' / 'modules'))  # and the project's modules and filters,
+filter_loader.add_directory(str(ROOT / 'plugins' / 'filter'))  # by their short names, as ansible.cfg gives them
 ROLES = ROOT / 'roles'
 SCHEMAS = ROOT / 'tests' / 'schemas'
 

@@ -93,7 +93,7 @@ def test_a_certificate_key_of_another_size_is_refused():
 # --- settings kubeadm refuses are refused before anything changes -------------------------
 # kubeadm refuses these only when `kubeadm init` or `join` runs, after containerd, the
 # packages and the kernel settings have been changed on every node: the kubeadm role's
-# validation (filter_plugins/ipu_k8s_checks.py, dns_subdomain and cri_socket) refuses them at
+# validation (plugins/filter/ipu_k8s_checks.py, dns_subdomain and cri_socket) refuses them at
 # preflight, naming the setting.
 
 KUBEADM_CASES = {

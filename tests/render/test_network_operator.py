@@ -16,7 +16,7 @@ from ipu_k8s_render import (ROLES, ROOT, SCHEMAS, flatten_keys, load_role_yaml, 
 sys.path.insert(0, str(ROOT / 'tests'))
 from playbook_runner import run_playbook  # noqa: E402
 
-_spec = importlib.util.spec_from_file_location('ipu_k8s_checks', ROOT / 'filter_plugins' / 'ipu_k8s_checks.py')
+_spec = importlib.util.spec_from_file_location('ipu_k8s_checks', ROOT / 'plugins' / 'filter' / 'ipu_k8s_checks.py')
 checks = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(checks)
 

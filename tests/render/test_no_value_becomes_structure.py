@@ -23,6 +23,7 @@ until RUNTIME gives it an ordinary value.
 
 import copy
 import json
+import os
 import re
 import subprocess
 import sys
@@ -40,9 +41,8 @@ from ansible.parsing.dataloader import DataLoader
 
 from ipu_k8s_render import ROLES, ROOT, load_role_yaml, role_variables
 
-sys.path.insert(0, str(ROOT / 'module_utils'))
-from ipu_k8s_vipu_controllers import site_model  # noqa: E402  (needs the sys.path entry above)
-import ipu_k8s_rdma  # noqa: E402
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_vipu_controllers import site_model  # noqa: E402
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils import ipu_k8s_rdma  # noqa: E402
 
 TEMPLATES = sorted(str(path.relative_to(ROLES)) for path in ROLES.glob('*/templates/**/*.j2'))
 
@@ -406,12 +406,13 @@ def refused_by_preflight(setting, value, ordinary):
 
 
 def _filter_refusal(error):
-    """The message of a refusal raised by the project's own code (filter_plugins/, module_utils/)
+    """The message of a refusal raised by the project's own code (plugins/filter/, plugins/module_utils/)
     inside a rendering error, or None."""
     while error is not None:
         frames = traceback.extract_tb(error.__traceback__)
         if isinstance(error, AnsibleFilterError) and any(
-                frame.filename.startswith((str(ROOT / 'filter_plugins'), str(ROOT / 'module_utils')))
+                os.path.realpath(frame.filename).startswith((str(ROOT / 'plugins' / 'filter'),
+                                                              str(ROOT / 'plugins' / 'module_utils')))
                 for frame in frames):
             return str(error)
         error = error.__cause__ or error.__context__

@@ -1,7 +1,7 @@
 """The rdma_network role's MacvlanNetwork (and, for NVIDIA IPAM chart rows, its IPPool),
 rendered through its real templates and defaults for sample inventories (one IPU node;
 three IPU nodes; a /23 RDMA subnet). The per-node facts and the agreed network come from
-the project's own derivation and consensus code (module_utils/ipu_k8s_rdma.py), exactly as
+the project's own derivation and consensus code (plugins/module_utils/ipu_k8s_rdma.py), exactly as
 rdma_network_facts and rdma_network_consensus produce them on a site; the result is checked
 against each chart release's own CRDs and its IPAM against the derived range and excludes:
 pods get addresses of the range outside the excludes, never the node's own or the V-IPU
@@ -18,9 +18,8 @@ from ansible.errors import AnsibleError
 from ipu_k8s_render import (ROLES, ROOT, SCHEMAS, load_role_yaml, render_role_yaml, role_expression,
                             validate_custom_resource)
 
-sys.path.insert(0, str(ROOT / 'module_utils'))
 sys.path.insert(0, str(ROOT / 'tests'))
-import ipu_k8s_rdma  # noqa: E402  (needs the sys.path entry above)
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils import ipu_k8s_rdma  # noqa: E402
 from nv_ipam_upstream import (controller_allocations, free_addresses, selected,  # noqa: E402,F401  (tests/)
                               validate_ippool)
 

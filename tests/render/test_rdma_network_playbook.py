@@ -74,8 +74,7 @@ def site(tmp_path):
 
 
 def run(netns, site, *extra):
-    env = {'ANSIBLE_ROLES_PATH': str(ROOT / 'roles'), 'ANSIBLE_LIBRARY': str(ROOT / 'library'),
-           'ANSIBLE_MODULE_UTILS': str(ROOT / 'module_utils')}
+    env = {'ANSIBLE_ROLES_PATH': str(ROOT / 'roles'), 'ANSIBLE_LIBRARY': str(ROOT / 'plugins' / 'modules')}
     return run_playbook(site / 'agree.yml', site / 'hosts.yml', site / 'runner', envvars=env, netns=netns,
                         cmdline=['--skip-tags', 'rdma_network_apply'] + list(extra), timeout=300)
 

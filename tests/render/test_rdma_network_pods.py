@@ -24,7 +24,7 @@ from ipu_k8s_render import (ROOT, SCHEMAS, load_role_yaml, render_role_template,
                             validate_custom_resource)
 from test_rdma_network import (CHART_VERSIONS, ROWS, THREE_NODES, addresses, allocate, crd, node_facts,
                                pool_addresses, pool_nodes, validate_ippool)
-from ipu_k8s_vipu_controllers import site_model  # noqa: E402  (module_utils, on sys.path through test_rdma_network)
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_vipu_controllers import site_model  # noqa: E402
 
 GOLDEN = Path(__file__).resolve().parent / 'golden' / 'rdma_network'
 NAD_CRD = SCHEMAS / 'multus' / 'network-attachment-definitions.k8s.cni.cncf.io.yaml'
@@ -196,7 +196,7 @@ def applied_from_node_file(config):
 
 def comparison():
     import importlib.util
-    spec = importlib.util.spec_from_file_location('rdma_network_check', ROOT / 'filter_plugins' / 'rdma_network_check.py')
+    spec = importlib.util.spec_from_file_location('rdma_network_check', ROOT / 'plugins' / 'filter' / 'rdma_network_check.py')
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.rdma_network_comparison

@@ -1,7 +1,7 @@
 """verify's "rdma-net matches the node" check against what the rdma_network role applies:
 the MacvlanNetwork and, on NVIDIA IPAM chart rows, the IPPool, rendered through the role's
 real templates from the project's own consensus, then compared by the filter the verify
-tasks use (filter_plugins/rdma_network_check.py) with every node's own derivation."""
+tasks use (plugins/filter/rdma_network_check.py) with every node's own derivation."""
 
 import importlib.util
 
@@ -11,7 +11,7 @@ from ipu_k8s_render import ROOT, load_role_yaml, role_expression
 from test_rdma_network import (CHART_VERSIONS, INVENTORIES, ROWS, agreed, node_facts, render_ippool,
                                render_macvlan)
 
-_spec = importlib.util.spec_from_file_location('rdma_network_check', ROOT / 'filter_plugins' / 'rdma_network_check.py')
+_spec = importlib.util.spec_from_file_location('rdma_network_check', ROOT / 'plugins' / 'filter' / 'rdma_network_check.py')
 check = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(check)
 

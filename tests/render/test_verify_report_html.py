@@ -1,6 +1,6 @@
 """The verify report's HTML page in a real headless browser (Debian's chromium).
 
-The page the verify role writes (filter_plugins/verify_report.py) is opened
+The page the verify role writes (plugins/filter/verify_report.py) is opened
 from disk; the DOM chromium built is read back (--dump-dom) and its network log
 (--log-net-log) is searched for any request the page made. A control page with one
 image on 127.0.0.1 proves the search finds a request when there is one. Every host name
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "filter_plugins"))
+sys.path.insert(0, str(ROOT / "plugins" / "filter"))
 
 import verify_report  # noqa: E402
 from testlib import require  # noqa: E402

@@ -36,7 +36,7 @@ CHART_FACTS = load("tests/schemas/network_operator/releases.yaml")["releases"]
 DEFAULT_VERSION = load("roles/ipu_k8s/defaults/main.yml")["ipu_k8s_kubernetes_version"]
 TODAY = "2026-11-25"
 _spec = importlib.util.spec_from_file_location(
-    "ipu_k8s_checks", ROOT / "filter_plugins" / "ipu_k8s_checks.py")
+    "ipu_k8s_checks", ROOT / "plugins" / "filter" / "ipu_k8s_checks.py")
 checks = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(checks)
 

@@ -14,10 +14,9 @@ import yaml
 
 from ipu_k8s_render import ROOT, SCHEMAS, validate_custom_resource
 
-sys.path.insert(0, str(ROOT / 'module_utils'))
 sys.path.insert(0, str(ROOT / 'tests'))
-import ipu_k8s_vipu_controllers  # noqa: E402  (needs the sys.path entry above)
-import ipu_k8s_rdma  # noqa: E402
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils import ipu_k8s_vipu_controllers  # noqa: E402
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils import ipu_k8s_rdma  # noqa: E402
 from playbook_runner import run_playbook  # noqa: E402
 
 SHARED = yaml.safe_load((ROOT / 'roles/ipu_k8s/defaults/main.yml').read_text())
@@ -121,7 +120,7 @@ def test_one_pod_gets_one_set_with_the_shared_settings(tmp_path):
 
 
 def test_controller_names_that_clash_as_directories_are_refused():
-    import ipu_k8s_workloads
+    from ansible_collections.ipu_k8s.cluster.plugins.module_utils import ipu_k8s_workloads
     controllers = [{'name': 'POD_1', 'host': '10.0.0.1', 'port': 8090, 'label': 'a=b'},
                    {'name': 'pod-1', 'host': '10.0.0.2', 'port': 8090, 'label': 'a=c'}]
     with pytest.raises(ipu_k8s_rdma.IpuK8sError, match="same directory name 'pod-1'"):

@@ -1,7 +1,9 @@
-"""Unit-test plumbing: import module_utils/ipu_k8s_rdma.py (and ipu_k8s_vipu_controllers.py, ipu_k8s_files.py) directly, load the modules in
-library/ against it, and run their main() the way Ansible's own unit tests do (module
-args patched in, exit_json/fail_json raising). The kernel and the V-IPU CLI are the only
-things replaced (see FakeCommands); the code under test always runs for real."""
+"""Unit-test plumbing: load the modules in plugins/modules/ (their module_utils import as on a
+node, ansible_collections.ipu_k8s.cluster.plugins.module_utils.*, one module object shared with
+the tests; tests/conftest.py puts the collection on sys.path) and run their main() the way
+Ansible's own unit tests do (module args patched in, exit_json/fail_json raising). The kernel and
+the V-IPU CLI are the only things replaced (see FakeCommands); the code under test always runs
+for real."""
 
 import socket
 import sys
@@ -10,24 +12,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / 'module_utils'))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT / 'tests'))  # tests/testlib.py
 
-import ipu_k8s_rdma  # noqa: E402  (needs the sys.path entry above)
-import ansible.module_utils  # noqa: E402
 from ansible.module_utils import basic  # noqa: E402
 from ansible.module_utils.testing import patch_module_args  # noqa: E402
-
-# One module object under both names, so the modules and the tests share it.
-sys.modules['ansible.module_utils.ipu_k8s_rdma'] = ipu_k8s_rdma
-ansible.module_utils.ipu_k8s_rdma = ipu_k8s_rdma
-import ipu_k8s_vipu_controllers  # noqa: E402  (imports ipu_k8s_rdma under the name above)
-sys.modules['ansible.module_utils.ipu_k8s_vipu_controllers'] = ipu_k8s_vipu_controllers
-ansible.module_utils.ipu_k8s_vipu_controllers = ipu_k8s_vipu_controllers
-import ipu_k8s_files  # noqa: E402
-sys.modules['ansible.module_utils.ipu_k8s_files'] = ipu_k8s_files
-ansible.module_utils.ipu_k8s_files = ipu_k8s_files
 
 from module_harness import FakeCommands, ModuleExit, ModuleFail, load_library_module  # noqa: E402,F401
 

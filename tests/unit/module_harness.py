@@ -7,7 +7,7 @@ from pathlib import Path
 
 from iproute_json import addr_show, addr_show_all, route_get
 
-LIBRARY = Path(__file__).resolve().parents[2] / 'library'
+LIBRARY = Path(__file__).resolve().parents[2] / 'plugins' / 'modules'
 
 
 class ModuleExit(Exception):
@@ -96,7 +96,7 @@ class ConnectedNode(FakeCommands):
 
 
 def load_library_module(name):
-    """library/<name>.py as a fresh Python module (its imports resolve through conftest.py)."""
+    """plugins/modules/<name>.py as a fresh Python module (its imports resolve through conftest.py)."""
     spec = importlib.util.spec_from_file_location('ipu_k8s_library_%s' % name, LIBRARY / ('%s.py' % name))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

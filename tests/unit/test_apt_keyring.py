@@ -1,25 +1,20 @@
 """A repository signing key is installed only when its fingerprint is the documented one,
-and a keyring is never left half-written: module_utils/ipu_k8s_gpg.py and library/apt_keyring.py.
+and a keyring is never left half-written: plugins/module_utils/ipu_k8s_gpg.py and plugins/modules/apt_keyring.py.
 
 The module tests run the real gpg against keys made here (no network)."""
 
 import os
 import shutil
-import sys
 import tempfile
 
-import ansible.module_utils
 import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
-import ipu_k8s_gpg
-from ipu_k8s_gpg import key_problem, normalise, primary_fingerprints
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_gpg import key_problem, normalise, primary_fingerprints
 from module_harness import ModuleExit, ModuleFail, load_library_module
 from testlib import make_gpg_key, require
 
-sys.modules['ansible.module_utils.ipu_k8s_gpg'] = ipu_k8s_gpg
-ansible.module_utils.ipu_k8s_gpg = ipu_k8s_gpg
 
 # Docker's documented key (docker/docs engine/install/debian.md) and pkgs.k8s.io's.
 DOCKER = '9DC858229FC7DD38854AE2D88D81803C0EBFCD88'

@@ -1,4 +1,4 @@
-"""library/apt_keyring.py's refusals word for word, with the real gpg and keys made here
+"""plugins/modules/apt_keyring.py's refusals word for word, with the real gpg and keys made here
 (the fixtures of test_apt_keyring.py)."""
 
 import pytest

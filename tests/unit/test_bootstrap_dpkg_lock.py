@@ -33,6 +33,9 @@ def repo(tmp_path):
         pytest.fail('needs flock(1) (util-linux)')
     (tmp_path / 'scripts').mkdir()
     shutil.copy(ROOT / 'scripts' / 'bootstrap', tmp_path / 'scripts' / 'bootstrap')
+    # --tests makes ansible-test's sanity environments (scripts/sanity --prime-venvs): a stand-in here.
+    (tmp_path / 'scripts' / 'sanity').write_text('#!/bin/sh\n')
+    (tmp_path / 'scripts' / 'sanity').chmod(0o755)
     requirements = tmp_path / 'requirements.txt'
     requirements.write_text('ansible-core\n')
     venv_bin = tmp_path / '.venv' / 'bin'

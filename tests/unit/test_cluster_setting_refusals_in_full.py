@@ -1,4 +1,4 @@
-"""The cluster-setting rules (filter_plugins/ipu_k8s_checks.py): every refusal and
+"""The cluster-setting rules (plugins/filter/ipu_k8s_checks.py): every refusal and
 notice written out in full, and the edges of each rule (limits, both ends of a range, empty
 and non-string values, the order of what a message lists)."""
 import importlib.util
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-PLUGIN = Path(__file__).resolve().parents[2] / 'filter_plugins' / 'ipu_k8s_checks.py'
+PLUGIN = Path(__file__).resolve().parents[2] / 'plugins' / 'filter' / 'ipu_k8s_checks.py'
 _spec = importlib.util.spec_from_file_location('ipu_k8s_checks', PLUGIN)
 checks = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(checks)

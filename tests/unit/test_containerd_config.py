@@ -1,4 +1,4 @@
-"""The containerd role's config.toml rewrite (filter_plugins/containerd_config.py)
+"""The containerd role's config.toml rewrite (plugins/filter/containerd_config.py)
 on each containerd release's `containerd config default` layout.
 
 tests/fixtures/containerd/config-default-1.6.20.toml is the real output of `containerd config
@@ -23,7 +23,7 @@ DEFAULTS = yaml.safe_load((ROLE / 'defaults' / 'main.yml').read_text())
 # The filter's cases render one sandbox image; the role's default follows the Kubernetes minor
 # (tests/unit/test_containerd_pause_versions.py).
 DEFAULTS['containerd_sandbox_image'] = 'registry.k8s.io/pause:3.10'
-_spec = importlib.util.spec_from_file_location('containerd_config', ROOT / 'filter_plugins' / 'containerd_config.py')
+_spec = importlib.util.spec_from_file_location('containerd_config', ROOT / 'plugins' / 'filter' / 'containerd_config.py')
 containerd_config = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(containerd_config)
 
@@ -164,7 +164,7 @@ def test_the_2x_registry_default_becomes_the_one_hosts_directory():
 
 MESSAGE = ('`containerd config default` of the installed containerd has no %s where this role expects it '
            '(it knows the 1.6, 1.7 and 2.x layouts). Check `containerd --version` and update '
-           'filter_plugins/containerd_config.py.')
+           'plugins/filter/containerd_config.py.')
 
 
 @pytest.mark.parametrize('missing, names', [

@@ -1,4 +1,4 @@
-"""The config.toml the containerd role writes (filter_plugins/containerd_config.py), judged by
+"""The config.toml the containerd role writes (plugins/filter/containerd_config.py), judged by
 what containerd does with it (tests/containerd_upstream.py restates containerd's rules, citing
 its lines; the list of rules and the test of each: tests/schemas/containerd/README.md).
 
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / 'tests'))
 import containerd_upstream as upstream  # noqa: E402
 
-_spec = importlib.util.spec_from_file_location('containerd_config', ROOT / 'filter_plugins' / 'containerd_config.py')
+_spec = importlib.util.spec_from_file_location('containerd_config', ROOT / 'plugins' / 'filter' / 'containerd_config.py')
 containerd_config = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(containerd_config)
 

@@ -15,7 +15,7 @@ TABLE = yaml.safe_load((ROOT / 'roles' / 'containerd' / 'vars' / 'main.yml').rea
 DEFAULT = yaml.safe_load((ROOT / 'roles' / 'containerd' / 'defaults' / 'main.yml').read_text())['containerd_sandbox_image']
 PREFLIGHT_MINORS = [str(row['version']) for row in yaml.safe_load(
     (ROOT / 'roles' / 'preflight' / 'defaults' / 'main.yml').read_text())['preflight_kubernetes_releases']]
-_spec = importlib.util.spec_from_file_location('ipu_k8s_checks', ROOT / 'filter_plugins' / 'ipu_k8s_checks.py')
+_spec = importlib.util.spec_from_file_location('ipu_k8s_checks', ROOT / 'plugins' / 'filter' / 'ipu_k8s_checks.py')
 checks = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(checks)
 

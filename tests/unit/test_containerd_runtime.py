@@ -1,4 +1,4 @@
-"""filter_plugins/containerd_runtime.py: the containerd a node would get, judged against the
+"""plugins/filter/containerd_runtime.py: the containerd a node would get, judged against the
 Kubernetes minor. The table is containerd's RELEASES.md "Kubernetes Support" at v2.3.4
 (commit db880954, lines 164-168), written out here as upstream has it:
 
@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location('containerd_runtime', ROOT / 'filter_plugins' / 'containerd_runtime.py')
+_spec = importlib.util.spec_from_file_location('containerd_runtime', ROOT / 'plugins' / 'filter' / 'containerd_runtime.py')
 runtime = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(runtime)
 

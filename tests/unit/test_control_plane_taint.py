@@ -1,4 +1,4 @@
-"""filter_plugins/control_plane_taint.py: which IPU nodes keep kubeadm's control-plane taint,
+"""plugins/filter/control_plane_taint.py: which IPU nodes keep kubeadm's control-plane taint,
 the NicClusterPolicy's tolerations for it, and the refusals (network_operator_tolerate_control_plane,
 legacy-layout rows)."""
 import importlib.util
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location('control_plane_taint', ROOT / 'filter_plugins' / 'control_plane_taint.py')
+_spec = importlib.util.spec_from_file_location('control_plane_taint', ROOT / 'plugins' / 'filter' / 'control_plane_taint.py')
 taint = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(taint)
 

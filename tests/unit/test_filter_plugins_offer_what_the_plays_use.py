@@ -4,20 +4,18 @@ renamed in a plugin but not in the plays (or offered and used nowhere) fails her
 the middle of a run."""
 import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / 'module_utils'))   # the controller-side plugins import module_utils by file name
 
-PLUGINS = ['filter_plugins/helm_release.py',
-           'filter_plugins/pod_diagnosis.py', 'filter_plugins/rdma_network_check.py',
-           'filter_plugins/rdma_shared_device_plugin.py', 'filter_plugins/ipu_k8s_checks.py',
-           'filter_plugins/ipu_k8s_client.py', 'filter_plugins/kubeadm_join.py',
-           'filter_plugins/kubernetes_packages.py',
-           'filter_plugins/reset_netfilter.py', 'filter_plugins/control_plane_taint.py']
+PLUGINS = ['plugins/filter/helm_release.py',
+           'plugins/filter/pod_diagnosis.py', 'plugins/filter/rdma_network_check.py',
+           'plugins/filter/rdma_shared_device_plugin.py', 'plugins/filter/ipu_k8s_checks.py',
+           'plugins/filter/ipu_k8s_client.py', 'plugins/filter/kubeadm_join.py',
+           'plugins/filter/kubernetes_packages.py',
+           'plugins/filter/reset_netfilter.py', 'plugins/filter/control_plane_taint.py']
 PLAYS = '\n'.join(path.read_text() for pattern in ('roles/**/*.yml', 'roles/**/*.j2', 'playbooks/**/*.yml', 'site.yml')
                   for path in ROOT.glob(pattern))
 

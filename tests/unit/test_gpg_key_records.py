@@ -1,9 +1,9 @@
-"""module_utils/ipu_k8s_gpg.py on the records gpg prints: secret-key listings (`sec`/`ssb`),
+"""plugins/module_utils/ipu_k8s_gpg.py on the records gpg prints: secret-key listings (`sec`/`ssb`),
 several primary keys in one file, lower-case fingerprints, every refusal word for word. The
 colon records are laid out as gpg 2.2 prints them (doc/DETAILS of GnuPG: field 10 of `fpr`
 is the fingerprint)."""
 
-from ipu_k8s_gpg import FINGERPRINT, key_problem, normalise, primary_fingerprints
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_gpg import FINGERPRINT, key_problem, normalise, primary_fingerprints
 
 DOCKER = '9DC858229FC7DD38854AE2D88D81803C0EBFCD88'
 K8S = 'DE15B14486CD377B9E876E1A234654DA9A296436'

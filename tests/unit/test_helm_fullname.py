@@ -1,4 +1,4 @@
-"""filter_plugins/helm_release.py helm_fullname: the fullname helper of the charts the roles
+"""plugins/filter/helm_release.py helm_fullname: the fullname helper of the charts the roles
 install, as their templates/_helpers.tpl define it (Sprig's trunc 63 | trimSuffix "-")."""
 import importlib.util
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 _spec = importlib.util.spec_from_file_location(
-    'helm_release', Path(__file__).resolve().parents[2] / 'filter_plugins' / 'helm_release.py')
+    'helm_release', Path(__file__).resolve().parents[2] / 'plugins' / 'filter' / 'helm_release.py')
 helm_release = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(helm_release)
 

@@ -1,4 +1,4 @@
-"""filter_plugins/helm_release.py on more of what `helm history --output json` can hold:
+"""plugins/filter/helm_release.py on more of what `helm history --output json` can hold:
 revisions as numbers above 9, several deployed-or-superseded candidates, an entry without a
 status, and every pending state helm 3 has (pkg/release/status.go: pending-install,
 pending-upgrade, pending-rollback)."""
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location('helm_release', ROOT / 'filter_plugins' / 'helm_release.py')
+_spec = importlib.util.spec_from_file_location('helm_release', ROOT / 'plugins' / 'filter' / 'helm_release.py')
 helm_release = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(helm_release)
 recovery = helm_release.helm_release_recovery

@@ -1,11 +1,11 @@
-"""filter_plugins/helm_release.py on `helm history --output json` as helm 3 prints it
+"""plugins/filter/helm_release.py on `helm history --output json` as helm 3 prints it
 (revision, updated, status, chart, app_version, description)."""
 
 import importlib.util
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location('helm_release', ROOT / 'filter_plugins' / 'helm_release.py')
+_spec = importlib.util.spec_from_file_location('helm_release', ROOT / 'plugins' / 'filter' / 'helm_release.py')
 helm_release = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(helm_release)
 recovery = helm_release.helm_release_recovery

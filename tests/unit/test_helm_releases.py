@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location('ipu_k8s_checks', ROOT / 'filter_plugins' / 'ipu_k8s_checks.py')
+_spec = importlib.util.spec_from_file_location('ipu_k8s_checks', ROOT / 'plugins' / 'filter' / 'ipu_k8s_checks.py')
 _module = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_module)
 FACTS = yaml.safe_load((ROOT / 'tests' / 'schemas' / 'helm' / 'releases.yaml').read_text())

@@ -1,10 +1,10 @@
-"""The cluster-setting rules (filter_plugins/ipu_k8s_checks.py), one behaviour each."""
+"""The cluster-setting rules (plugins/filter/ipu_k8s_checks.py), one behaviour each."""
 import importlib.util
 from pathlib import Path
 
 import pytest
 
-PLUGIN = Path(__file__).resolve().parents[2] / 'filter_plugins' / 'ipu_k8s_checks.py'
+PLUGIN = Path(__file__).resolve().parents[2] / 'plugins' / 'filter' / 'ipu_k8s_checks.py'
 _spec = importlib.util.spec_from_file_location('ipu_k8s_checks', PLUGIN)
 checks = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(checks)

@@ -1,4 +1,4 @@
-"""What each setting means, checked before anything changes (filter_plugins/ipu_k8s_checks.py),
+"""What each setting means, checked before anything changes (plugins/filter/ipu_k8s_checks.py),
 and the patterns of the shared code matched in full. One behaviour each.
 
 The Kubernetes rules restate k8s.io/apimachinery and kubernetes at 1.20.2 (the source the API
@@ -17,14 +17,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ipu_k8s_rdma import IpuK8sError, is_host_name, parse_ipv4
-from ipu_k8s_vipu_controllers import label_problem
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_rdma import IpuK8sError, is_host_name, parse_ipv4
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_vipu_controllers import label_problem
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / 'filter_plugins' / (name + '.py'))
+    spec = importlib.util.spec_from_file_location(name, ROOT / 'plugins' / 'filter' / (name + '.py'))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -62,8 +62,8 @@ def test_a_deb_file_name_with_a_trailing_newline_is_no_deb():
     assert kubernetes_packages.deb_file_versions(['kubeadm_1.31.14-1.1_amd64.deb\n'], 'kubeadm') == []
 
 
-@pytest.mark.parametrize('path', ['filter_plugins/ipu_k8s_checks.py', 'filter_plugins/kubernetes_packages.py',
-                                  'module_utils/ipu_k8s_rdma.py', 'module_utils/ipu_k8s_vipu_controllers.py'])
+@pytest.mark.parametrize('path', ['plugins/filter/ipu_k8s_checks.py', 'plugins/filter/kubernetes_packages.py',
+                                  'plugins/module_utils/ipu_k8s_rdma.py', 'plugins/module_utils/ipu_k8s_vipu_controllers.py'])
 def test_the_setting_patterns_carry_no_dollar_anchor(path):
     # re.match('...$') lets "value\n" through: these patterns are matched in full, unanchored.
     assert "$')" not in (ROOT / path).read_text()

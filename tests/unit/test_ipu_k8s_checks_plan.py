@@ -1,10 +1,10 @@
-"""Preflight's plan as the closing block prints it (callback_plugins/ipu_k8s_progress.py
+"""Preflight's plan as the closing block prints it (plugins/callback/ipu_k8s_progress.py
 plan_lines, from the set_stats data roles/preflight/tasks/plan.yml leaves). The run through the
 real playbook is tests/integration/test_preflight_plan.py."""
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'callback_plugins'))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'plugins' / 'callback'))
 from ipu_k8s_progress import plan_lines  # noqa: E402
 
 PLAN = {'kubernetes': '1.35.8', 'calico': 'v3.31.7', 'helm': '3.16.3',

@@ -1,4 +1,4 @@
-"""filter_plugins/ipu_k8s_client.py: the client lock read from the ipu_k8s
+"""plugins/filter/ipu_k8s_client.py: the client lock read from the ipu_k8s
 role's own files/, whichever role evaluates ipu_k8s_client_requirements."""
 import importlib.util
 import re
@@ -9,7 +9,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 ROOT = Path(__file__).resolve().parents[2]
-PLUGIN = ROOT / 'filter_plugins' / 'ipu_k8s_client.py'
+PLUGIN = ROOT / 'plugins' / 'filter' / 'ipu_k8s_client.py'
 _spec = importlib.util.spec_from_file_location('ipu_k8s_client', PLUGIN)
 client = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(client)

@@ -1,4 +1,4 @@
-"""filter_plugins/ipu_k8s_client.py: requirement lines as pip reads a
+"""plugins/filter/ipu_k8s_client.py: requirement lines as pip reads a
 requirements file (whole-line comments and blank lines dropped, surrounding space trimmed),
 and the refusal for a lock that cannot be read, with the system's reason."""
 import importlib.util
@@ -8,7 +8,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 ROOT = Path(__file__).resolve().parents[2]
-PLUGIN = ROOT / 'filter_plugins' / 'ipu_k8s_client.py'
+PLUGIN = ROOT / 'plugins' / 'filter' / 'ipu_k8s_client.py'
 _spec = importlib.util.spec_from_file_location('ipu_k8s_client', PLUGIN)
 client = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(client)

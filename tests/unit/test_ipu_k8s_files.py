@@ -1,9 +1,9 @@
-"""module_utils/ipu_k8s_files.py: a missing file reads as None, and a written file is
+"""plugins/module_utils/ipu_k8s_files.py: a missing file reads as None, and a written file is
 renamed into place whole with mode 0644 (apt reads keyrings as its unprivileged _apt user)."""
 
 import os
 
-from ipu_k8s_files import read, write
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_files import read, write
 
 
 class Renamer:

@@ -1,4 +1,4 @@
-"""module_utils/ipu_k8s_rdma.py: every refusal as the operator reads it, in full, and the
+"""plugins/module_utils/ipu_k8s_rdma.py: every refusal as the operator reads it, in full, and the
 edges of the address, port, MTU and address-count rules. The messages are the promise (one
 message naming the setting, the bad value and the fix), written out by hand here; the
 quoted Python texts (ipaddress's, socket's) are what CPython prints."""
@@ -9,7 +9,7 @@ import socket
 import pytest
 
 from iproute_json import addr_show, addr_show_all, route_get
-from ipu_k8s_rdma import (
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_rdma import (
     IpuK8sError,
     agree_rdma_networks,
     compute_excludes,

@@ -1,4 +1,4 @@
-"""filter_plugins/ipu_k8s_site.py: what the plays hand the site model's filters (hostvars,
+"""plugins/filter/ipu_k8s_site.py: what the plays hand the site model's filters (hostvars,
 groups, inventory settings) and what the filters hand back; the rules themselves are tested
 on module_utils (test_vipu_controllers.py, test_rdma_pod_grouping.py,
 test_ipu_k8s_workloads.py). Expected values are written by hand."""
@@ -12,7 +12,7 @@ from ansible.errors import AnsibleFilterError, AnsibleUndefinedVariable
 from ansible.utils.display import Display
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location('ipu_k8s_site', ROOT / 'filter_plugins' / 'ipu_k8s_site.py')
+_spec = importlib.util.spec_from_file_location('ipu_k8s_site', ROOT / 'plugins' / 'filter' / 'ipu_k8s_site.py')
 ipu_k8s_site = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(ipu_k8s_site)
 

@@ -1,4 +1,4 @@
-"""module_utils/ipu_k8s_workloads.py: the workload examples handed to users, one set per
+"""plugins/module_utils/ipu_k8s_workloads.py: the workload examples handed to users, one set per
 IPU-POD, as objects. The expected objects are the Gcore guide's native examples (a training
 Job and an inference Deployment, as root and as user 1000) written out by hand with one
 POD's controller, network and resource filled in; tests/render/test_workload_examples.py
@@ -8,8 +8,8 @@ import copy
 
 import pytest
 
-from ipu_k8s_rdma import IpuK8sError
-from ipu_k8s_workloads import dns_label, native_examples, workload_examples
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_rdma import IpuK8sError
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_workloads import dns_label, native_examples, workload_examples
 
 POD2 = {'name': 'pod002', 'host': '10.5.212.116', 'port': 8091, 'label': 'graphcore.ai/vipu-ctrl=pod002'}
 IMAGE = 'graphcore/pytorch:3.3.0'

@@ -1,11 +1,11 @@
-"""The IPU Operator chart row and what the role installs from it (filter_plugins/ipu_k8s_checks.py,
+"""The IPU Operator chart row and what the role installs from it (plugins/filter/ipu_k8s_checks.py,
 ipu_operator_chart), one behaviour each, on a table written here."""
 import importlib.util
 from pathlib import Path
 
 import pytest
 
-PLUGIN = Path(__file__).resolve().parents[2] / 'filter_plugins' / 'ipu_k8s_checks.py'
+PLUGIN = Path(__file__).resolve().parents[2] / 'plugins' / 'filter' / 'ipu_k8s_checks.py'
 _spec = importlib.util.spec_from_file_location('ipu_k8s_checks', PLUGIN)
 checks = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(checks)

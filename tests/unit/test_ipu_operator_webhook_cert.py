@@ -109,7 +109,7 @@ def run(tmp_path_factory):
                                                         'name': 'ipu_operator', 'tasks_from': 'webhook_cert'}}]}]))
     done = run_playbook(playbook, inventory, tmp_path, envvars={
         'ANSIBLE_COLLECTIONS_PATH': str(tmp_path / 'collections'), 'STAND_IN_SECRETS': str(tmp_path / 'secrets.json'),
-        'ANSIBLE_ROLES_PATH': str(ROOT / 'roles'), 'ANSIBLE_FILTER_PLUGINS': str(ROOT / 'filter_plugins')})
+        'ANSIBLE_ROLES_PATH': str(ROOT / 'roles'), 'ANSIBLE_FILTER_PLUGINS': str(ROOT / 'plugins' / 'filter')})
     return done, not_after
 
 

@@ -1,4 +1,4 @@
-"""library/k8s_client_venv.py: the pins it accepts, what it finds unmet, the pip command it
+"""plugins/modules/k8s_client_venv.py: the pins it accepts, what it finds unmet, the pip command it
 builds, and its refusals (run through main() with module args, as Ansible runs it)."""
 
 import pytest

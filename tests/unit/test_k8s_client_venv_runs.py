@@ -1,4 +1,4 @@
-"""library/k8s_client_venv.py run through main() the whole way: the virtualenv made, the
+"""plugins/modules/k8s_client_venv.py run through main() the whole way: the virtualenv made, the
 packages read, pip run only for what is unmet, and every failure named word for word. The
 base python, the virtualenv's python and pip are stood in for (FakeCommands); what the
 module decides from their answers runs for real."""

@@ -1,4 +1,4 @@
-"""filter_plugins/kubeadm_join.py: the join secrets read from kubeadm's output
+"""plugins/filter/kubeadm_join.py: the join secrets read from kubeadm's output
 (the formats kubeadm prints, written out by hand here), never echoed in a refusal."""
 import importlib.util
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from ansible.errors import AnsibleFilterError
 
-PLUGIN = Path(__file__).resolve().parents[2] / 'filter_plugins' / 'kubeadm_join.py'
+PLUGIN = Path(__file__).resolve().parents[2] / 'plugins' / 'filter' / 'kubeadm_join.py'
 _spec = importlib.util.spec_from_file_location('kubeadm_join', PLUGIN)
 join = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(join)

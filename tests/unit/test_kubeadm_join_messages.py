@@ -1,4 +1,4 @@
-"""filter_plugins/kubeadm_join.py: each refusal and join-failure message word
+"""plugins/filter/kubeadm_join.py: each refusal and join-failure message word
 for word (secrets redacted, kubeadm's text on one line), and where a token or key ends."""
 import importlib.util
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from ansible.errors import AnsibleFilterError
 
-PLUGIN = Path(__file__).resolve().parents[2] / 'filter_plugins' / 'kubeadm_join.py'
+PLUGIN = Path(__file__).resolve().parents[2] / 'plugins' / 'filter' / 'kubeadm_join.py'
 _spec = importlib.util.spec_from_file_location('kubeadm_join', PLUGIN)
 join = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(join)

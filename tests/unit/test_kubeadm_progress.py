@@ -1,7 +1,7 @@
 """kubeadm init and join count as done only when what kubeadm does last exists:
-module_utils/ipu_k8s_kubeadm.py."""
+plugins/module_utils/ipu_k8s_kubeadm.py."""
 
-from ipu_k8s_kubeadm import INIT_API_PHASES, INIT_FILE_PHASES, init_progress, join_progress
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_kubeadm import INIT_API_PHASES, INIT_FILE_PHASES, init_progress, join_progress
 
 ALL_FILES = {path: True for _, path in INIT_FILE_PHASES}
 ALL_OBJECTS = {(kind, ns, name): True for _, kind, ns, name in INIT_API_PHASES}

@@ -1,21 +1,16 @@
-"""What kubeadm_progress (library/kubeadm_progress.py over module_utils/ipu_k8s_kubeadm.py)
+"""What kubeadm_progress (plugins/modules/kubeadm_progress.py over plugins/module_utils/ipu_k8s_kubeadm.py)
 answers, whole: every field of each decision and each message word for word, read from
 files the test lays out and kubectl answers it gives (the node and the cluster are the only
 things replaced)."""
 
 import os
-import sys
 import time
 
-import ansible.module_utils
 import pytest
 
-import ipu_k8s_kubeadm
-from ipu_k8s_kubeadm import init_progress, join_progress
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_kubeadm import init_progress, join_progress
 from module_harness import FakeCommands, ModuleFail
 
-sys.modules['ansible.module_utils.ipu_k8s_kubeadm'] = ipu_k8s_kubeadm
-ansible.module_utils.ipu_k8s_kubeadm = ipu_k8s_kubeadm
 
 # kubeadm's own layout (kubeadm init phase reference, Kubernetes 1.30)
 FILES = {'pki/ca.crt': 'certs', 'admin.conf': 'kubeconfig', 'manifests/etcd.yaml': 'etcd',

@@ -6,7 +6,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = importlib.util.spec_from_file_location(
-    'kubernetes_packages_filters', ROOT / 'filter_plugins/kubernetes_packages.py')
+    'kubernetes_packages_filters', ROOT / 'plugins/filter/kubernetes_packages.py')
 packages = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(packages)
 

@@ -1,4 +1,4 @@
-"""filter_plugins/kubernetes_packages.py: Debian Packages stanzas
+"""plugins/filter/kubernetes_packages.py: Debian Packages stanzas
 as apt indexes write them (a blank line ends a stanza), .deb names with an epoch as
 `apt-get download` escapes it (%3a), version order by numbers, and the refusal word for word."""
 import importlib.util
@@ -6,7 +6,7 @@ from pathlib import Path
 
 SPEC = importlib.util.spec_from_file_location(
     'kubernetes_packages',
-    Path(__file__).resolve().parents[2] / 'filter_plugins' / 'kubernetes_packages.py')
+    Path(__file__).resolve().parents[2] / 'plugins' / 'filter' / 'kubernetes_packages.py')
 packages = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(packages)
 

@@ -1,4 +1,4 @@
-"""The Network Operator chart row and its rules (filter_plugins/ipu_k8s_checks.py,
+"""The Network Operator chart row and its rules (plugins/filter/ipu_k8s_checks.py,
 network_operator_chart, kind network_operator_chart of ipu_k8s_problems), one behaviour
 each, on a small table written here; the expected messages are written out in full."""
 import importlib.util
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-PLUGIN = Path(__file__).resolve().parents[2] / 'filter_plugins' / 'ipu_k8s_checks.py'
+PLUGIN = Path(__file__).resolve().parents[2] / 'plugins' / 'filter' / 'ipu_k8s_checks.py'
 _spec = importlib.util.spec_from_file_location('ipu_k8s_checks', PLUGIN)
 checks = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(checks)

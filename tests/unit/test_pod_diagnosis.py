@@ -1,4 +1,4 @@
-"""filter_plugins/pod_diagnosis.py on pod objects shaped as the API server returns them
+"""plugins/filter/pod_diagnosis.py on pod objects shaped as the API server returns them
 (kubectl get pod -o json of the kubelet's and the scheduler's real reports)."""
 
 import importlib.util
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location('pod_diagnosis', ROOT / 'filter_plugins' / 'pod_diagnosis.py')
+_spec = importlib.util.spec_from_file_location('pod_diagnosis', ROOT / 'plugins' / 'filter' / 'pod_diagnosis.py')
 diagnosis = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(diagnosis)
 

@@ -1,4 +1,4 @@
-"""filter_plugins/pod_diagnosis.py: one line for each pod and container state the kubelet
+"""plugins/filter/pod_diagnosis.py: one line for each pod and container state the kubelet
 reports (field names as in the Kubernetes core/v1 PodStatus and ContainerStatus), word for
 word, so the line an operator reads at a timeout says exactly what the API said."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location('pod_diagnosis', ROOT / 'filter_plugins' / 'pod_diagnosis.py')
+_spec = importlib.util.spec_from_file_location('pod_diagnosis', ROOT / 'plugins' / 'filter' / 'pod_diagnosis.py')
 diagnosis = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(diagnosis)
 

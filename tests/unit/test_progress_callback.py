@@ -1,4 +1,4 @@
-"""The project's stdout callback (callback_plugins/ipu_k8s_progress.py), driven by real
+"""The project's stdout callback (plugins/callback/ipu_k8s_progress.py), driven by real
 ansible-playbook runs of small playbooks on localhost (tests/unit/progress/), with the
 project's ansible.cfg: the output a person reads is what is asserted."""
 
@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = Path(__file__).resolve().parent / 'progress'
-sys.path.insert(0, str(ROOT / 'callback_plugins'))
+sys.path.insert(0, str(ROOT / 'plugins' / 'callback'))
 
 import ipu_k8s_progress  # noqa: E402
 from testlib import TOOLS, tool  # noqa: E402  (tests/testlib.py)
@@ -131,7 +131,7 @@ def test_through_ansible_runner_the_events_are_structured_and_the_output_is_the_
         inventory='localhost ansible_connection=local ansible_python_interpreter=%s' % sys.executable,
         extravars={'progress_dir': str(tmp_path)}, quiet=True,
         envvars={'ANSIBLE_CONFIG': str(ROOT / 'ansible.cfg'), 'ANSIBLE_STDOUT_CALLBACK': 'ipu_k8s_progress',
-                 'ANSIBLE_CALLBACK_PLUGINS': str(ROOT / 'callback_plugins'), 'ANSIBLE_NOCOLOR': '1',
+                 'ANSIBLE_CALLBACK_PLUGINS': str(ROOT / 'plugins' / 'callback'), 'ANSIBLE_NOCOLOR': '1',
                  'ANSIBLE_LIBRARY': str(FIXTURE / 'library'),
                  'PATH': '%s:%s' % (TOOLS, os.environ.get('PATH', ''))})
     stdout = run.stdout.read()

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ipu_k8s_rdma import IpuK8sError, agree_rdma_networks
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_rdma import IpuK8sError, agree_rdma_networks
 
 
 def node(address='10.247.208.21', interface='ens1f0', cidr='10.247.208.0/23', mtu=9000,

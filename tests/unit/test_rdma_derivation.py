@@ -3,7 +3,7 @@
 import ipaddress
 
 import pytest
-from ipu_k8s_rdma import (IpuK8sError, check_route, compute_excludes, connected_network, derive_rdma_network,
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_rdma import (IpuK8sError, check_route, compute_excludes, connected_network, derive_rdma_network,
                           down_interface_holding)
 from iproute_json import addr_show, route_get
 

@@ -4,7 +4,7 @@ import ipaddress
 
 import pytest
 
-from ipu_k8s_rdma import (IpuK8sError, agree_rdma_networks, exclude_own_addresses, exclude_ranges,
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_rdma import (IpuK8sError, agree_rdma_networks, exclude_own_addresses, exclude_ranges,
                           nv_ipam_block_size, nv_ipam_blocks)
 
 

@@ -1,10 +1,10 @@
-"""module_utils/ipu_k8s_rdma.py in_range: the one rule of an address inside the RDMA subnet and
+"""plugins/module_utils/ipu_k8s_rdma.py in_range: the one rule of an address inside the RDMA subnet and
 outside its excludes, read by verify's test pod row and the verify_probe module. Expected
 values are worked out by hand from the CIDRs."""
 
 import pytest
 
-from ipu_k8s_rdma import in_range
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_rdma import in_range
 
 CIDR, EXCLUDES = '10.247.208.9/23', ['10.247.208.3/25', '10.247.209.200/32']
 

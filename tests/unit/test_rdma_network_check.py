@@ -1,4 +1,4 @@
-"""filter_plugins/rdma_network_check.py: the verify comparison of a node's derived RDMA
+"""plugins/filter/rdma_network_check.py: the verify comparison of a node's derived RDMA
 network with the applied MacvlanNetwork (Whereabouts IPAM) or with the NVIDIA IPAM IPPool
 the MacvlanNetwork names, on objects shaped as the API server returns them."""
 
@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location('rdma_network_check', ROOT / 'filter_plugins' / 'rdma_network_check.py')
+_spec = importlib.util.spec_from_file_location('rdma_network_check', ROOT / 'plugins' / 'filter' / 'rdma_network_check.py')
 check = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(check)
 

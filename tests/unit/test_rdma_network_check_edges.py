@@ -1,4 +1,4 @@
-"""filter_plugins/rdma_network_check.py at its edges: adjacent or overlapping exclusion ranges,
+"""plugins/filter/rdma_network_check.py at its edges: adjacent or overlapping exclusion ranges,
 an exclude at a range's ends, malformed applied values, MTUs equal or missing, the IPAM as a
 dict or a list, and each FAIL's whole observed text."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location('rdma_network_check', ROOT / 'filter_plugins' / 'rdma_network_check.py')
+_spec = importlib.util.spec_from_file_location('rdma_network_check', ROOT / 'plugins' / 'filter' / 'rdma_network_check.py')
 check = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(check)
 

@@ -1,4 +1,4 @@
-"""filter_plugins/rdma_network_cni.py: what a node lacks of the CNI files the Network
+"""plugins/filter/rdma_network_cni.py: what a node lacks of the CNI files the Network
 Operator's Multus and IPAM daemonsets leave, from the entries ansible.builtin.find reports;
 and rdma_network's cni_check run through a play on a directory this test makes."""
 import importlib.util
@@ -11,7 +11,7 @@ import yaml
 from playbook_runner import run_playbook
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location('rdma_network_cni', ROOT / 'filter_plugins' / 'rdma_network_cni.py')
+_spec = importlib.util.spec_from_file_location('rdma_network_cni', ROOT / 'plugins' / 'filter' / 'rdma_network_cni.py')
 cni = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(cni)
 

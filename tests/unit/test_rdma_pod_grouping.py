@@ -3,8 +3,8 @@ inside each."""
 
 import pytest
 
-from ipu_k8s_rdma import IpuK8sError, agree_rdma_networks, cni_config, pod_object_name
-from ipu_k8s_vipu_controllers import site_model
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_rdma import IpuK8sError, agree_rdma_networks, cni_config, pod_object_name
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_vipu_controllers import site_model
 
 
 def node(address, interface='ens1f0', cidr='10.247.208.0/23', mtu=9000, excludes=('10.247.208.0/25',),
@@ -150,7 +150,7 @@ def test_a_node_without_its_rdma_network_is_refused():
 
 
 def test_cni_config_carries_the_pods_interface_mtu_and_ipam():
-    from ipu_k8s_rdma import cni_config
+    from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_rdma import cni_config
     networks, controllers = two_pods()
     pods, _ = by_pod(networks, controllers, network_name='rdma-net')
     config = cni_config('rdma-net', pods[1], 'bridge', 'whereabouts', {'kubeconfig': '/k', 'log_file': '/l',

@@ -1,11 +1,11 @@
-"""filter_plugins/rdma_shared_device_plugin.py: device-plugin selectors against the RDMA NIC
+"""plugins/filter/rdma_shared_device_plugin.py: device-plugin selectors against the RDMA NIC
 an IPU node derived, with the NIC's values as sysfs reads them."""
 
 import importlib.util
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location('rdma_shared_device_plugin', ROOT / 'filter_plugins' / 'rdma_shared_device_plugin.py')
+_spec = importlib.util.spec_from_file_location('rdma_shared_device_plugin', ROOT / 'plugins' / 'filter' / 'rdma_shared_device_plugin.py')
 plugin = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(plugin)
 

@@ -1,4 +1,4 @@
-"""filter_plugins/rdma_shared_device_plugin.py: the selector refusal word for word, vendor ids
+"""plugins/filter/rdma_shared_device_plugin.py: the selector refusal word for word, vendor ids
 however sysfs or an operator spells them, and a NIC with no interface."""
 
 import importlib.util
@@ -6,7 +6,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location('rdma_shared_device_plugin',
-                                               ROOT / 'filter_plugins' / 'rdma_shared_device_plugin.py')
+                                               ROOT / 'plugins' / 'filter' / 'rdma_shared_device_plugin.py')
 plugin = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(plugin)
 

@@ -1,4 +1,4 @@
-"""filter_plugins/reset_netfilter.py at its edges: each refusal's whole message
+"""plugins/filter/reset_netfilter.py at its edges: each refusal's whole message
 (the setting, the value and the fix), every built-in chain guarded, `-I` rules, rule lines
 shlex cannot split and declaration or rule lines with too few words."""
 import importlib.util
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-PLUGIN = Path(__file__).resolve().parents[2] / 'filter_plugins' / 'reset_netfilter.py'
+PLUGIN = Path(__file__).resolve().parents[2] / 'plugins' / 'filter' / 'reset_netfilter.py'
 _spec = importlib.util.spec_from_file_location('reset_netfilter', PLUGIN)
 netfilter = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(netfilter)

@@ -1,4 +1,4 @@
-"""filter_plugins/reset_netfilter.py: the iptables-save text without the
+"""plugins/filter/reset_netfilter.py: the iptables-save text without the
 kube-proxy and Calico chains (input written as iptables-save 1.8 prints it), and the
 pattern checked before it is used."""
 import importlib.util
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from ansible.errors import AnsibleFilterError
 
-PLUGIN = Path(__file__).resolve().parents[2] / 'filter_plugins' / 'reset_netfilter.py'
+PLUGIN = Path(__file__).resolve().parents[2] / 'plugins' / 'filter' / 'reset_netfilter.py'
 _spec = importlib.util.spec_from_file_location('reset_netfilter', PLUGIN)
 netfilter = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(netfilter)

@@ -1,19 +1,14 @@
 """A running service is restarted when it is older than its configuration, whatever
-happened to the handler: module_utils/ipu_k8s_systemd.py and library/systemd_unit_freshness.py."""
+happened to the handler: plugins/module_utils/ipu_k8s_systemd.py and plugins/modules/systemd_unit_freshness.py."""
 
 import os
-import sys
 import time
 
-import ansible.module_utils
 import pytest
 
-import ipu_k8s_systemd
-from ipu_k8s_systemd import first_loaded, freshness, parse_show
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_systemd import first_loaded, freshness, parse_show
 from module_harness import FakeCommands, ModuleFail
 
-sys.modules['ansible.module_utils.ipu_k8s_systemd'] = ipu_k8s_systemd
-ansible.module_utils.ipu_k8s_systemd = ipu_k8s_systemd
 
 NOW_REAL = 1_800_000_000.0   # wall clock at the question
 NOW_MONO = 5_000.0           # seconds since boot at the same moment

@@ -1,10 +1,10 @@
-"""module_utils/ipu_k8s_systemd.py's answers whole: every field and each reason word for
+"""plugins/module_utils/ipu_k8s_systemd.py's answers whole: every field and each reason word for
 word, the states that count as running, and `systemctl show` text as systemd prints it
 (first value of a property wins, values may hold '=')."""
 
 import pytest
 
-from ipu_k8s_systemd import first_loaded, freshness, parse_show
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_systemd import first_loaded, freshness, parse_show
 
 NOW_REAL = 1_800_000_000.0   # 2027-01-15T08:00:00Z
 NOW_MONO = 5_000.0

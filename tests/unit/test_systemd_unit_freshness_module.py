@@ -1,16 +1,11 @@
-"""library/systemd_unit_freshness.py's refusals word for word and the systemctl command it
+"""plugins/modules/systemd_unit_freshness.py's refusals word for word and the systemctl command it
 runs (systemctl stood in for; the module and ipu_k8s_systemd run for real)."""
 
-import sys
 
-import ansible.module_utils
 import pytest
 
-import ipu_k8s_systemd
 from module_harness import FakeCommands, ModuleFail
 
-sys.modules['ansible.module_utils.ipu_k8s_systemd'] = ipu_k8s_systemd
-ansible.module_utils.ipu_k8s_systemd = ipu_k8s_systemd
 
 PROPERTIES = '--property=LoadState,ActiveState,SubState,MainPID,ExecMainStartTimestampMonotonic,NeedDaemonReload,UnitFileState'
 

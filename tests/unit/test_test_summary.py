@@ -118,10 +118,10 @@ def run_static(tmp_path, playbook="site.yml", tools=None):
     (repo / "scripts").mkdir(parents=True)
     (repo / "playbooks").mkdir()
     (repo / "inventories" / "lab").mkdir(parents=True)
-    (repo / "library").mkdir()
+    (repo / "plugins" / "modules").mkdir(parents=True)
     shutil.copy(ROOT / "scripts" / "test", repo / "scripts" / "test")
     (repo / ".venv" / "bin").mkdir(parents=True)
-    for tool in ("scripts/bootstrap", ".venv/bin/yamllint", ".venv/bin/ansible-lint", ".venv/bin/ansible-playbook"):
+    for tool in ("scripts/bootstrap", "scripts/sanity", ".venv/bin/yamllint", ".venv/bin/ansible-lint", ".venv/bin/ansible-playbook"):
         (repo / tool).write_text((tools or {}).get(Path(tool).name, "#!/bin/sh\nexit 0\n"))
         (repo / tool).chmod(0o755)
     (repo / "inventories" / "lab" / "hosts.yml").write_text("all: {}\n")

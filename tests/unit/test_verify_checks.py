@@ -1,6 +1,6 @@
 """verify's checks are one list (roles/verify/vars/main.yml, __verify_checks), each with its rows.
 
-The selection (filter verify_plan, filter_plugins/verify_checks.py) decides
+The selection (filter verify_plan, plugins/filter/verify_checks.py) decides
 which checks a run runs on a host and why the others do not; verify_rows turns that and
 what the checks registered into the host's rows (PASS, FAIL, SKIP with the reason); the
 docs/verify.md's table of checks is the list rendered (verify_checks_table), and this file fails
@@ -20,7 +20,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location('verify_checks', ROOT / 'filter_plugins' / 'verify_checks.py')
+_spec = importlib.util.spec_from_file_location('verify_checks', ROOT / 'plugins' / 'filter' / 'verify_checks.py')
 verify_checks = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(verify_checks)
 

@@ -1,4 +1,4 @@
-"""filter_plugins/verify_checks.py on small hand-written check lists: every refusal of a
+"""plugins/filter/verify_checks.py on small hand-written check lists: every refusal of a
 broken entry in full, the true/false words the plan and the rows accept, the plan's and the
 rows' defaults, and the rows of checks that failed, skipped or reported nothing, written
 out whole. tests/unit/test_verify_checks.py runs the same filters on the role's own list."""
@@ -11,7 +11,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location('verify_checks', ROOT / 'filter_plugins' / 'verify_checks.py')
+_spec = importlib.util.spec_from_file_location('verify_checks', ROOT / 'plugins' / 'filter' / 'verify_checks.py')
 verify_checks = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(verify_checks)
 

@@ -1,4 +1,4 @@
-"""What verify's checks read, as rows' observations (filter_plugins/verify_observe.py).
+"""What verify's checks read, as rows' observations (plugins/filter/verify_observe.py).
 
 Inputs are the tools' own output formats: `rdma -j link show` (iproute2 rdma/link.c:
 ifindex, ifname, port, state, physical_state, netdev), `ip -j addr` and `ip -j route`,
@@ -14,7 +14,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location('verify_observe', ROOT / 'filter_plugins' / 'verify_observe.py')
+_spec = importlib.util.spec_from_file_location('verify_observe', ROOT / 'plugins' / 'filter' / 'verify_observe.py')
 observe = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(observe)
 

@@ -1,4 +1,4 @@
-"""What verify reads from ib_write_bw and from Multus (filter_plugins/verify_observe.py).
+"""What verify reads from ib_write_bw and from Multus (plugins/filter/verify_observe.py).
 
 The ib_write_bw reports in tests/fixtures/perftest/ are real: perftest 4.5+0.17-1 (Debian
 12's package) on the lab's two VMs over Soft-RoCE, 50 RDMA writes of 64 KiB, the server
@@ -16,7 +16,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location('verify_observe', ROOT / 'filter_plugins' / 'verify_observe.py')
+_spec = importlib.util.spec_from_file_location('verify_observe', ROOT / 'plugins' / 'filter' / 'verify_observe.py')
 verify_perftest = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(verify_perftest)
 

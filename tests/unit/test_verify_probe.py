@@ -1,4 +1,4 @@
-"""library/verify_probe.py: the probe address, the rows it reads from the tools' output, the
+"""plugins/modules/verify_probe.py: the probe address, the rows it reads from the tools' output, the
 commands each probe runs (argument lists, in order, cleanup before and after) and how a failed
 step is reported. `ip`, `ctr` and the CNI plugin are stood in for (FakeCommands); stopping a
 process at a line it prints runs real processes. Every expected value is written out by hand."""

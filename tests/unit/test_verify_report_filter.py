@@ -1,4 +1,4 @@
-"""The verify report's formatting (filter_plugins/verify_report.py): a table
+"""The verify report's formatting (plugins/filter/verify_report.py): a table
 that fits 100 columns without cutting a value, one reason line per FAIL or SKIP row,
 the counts, and the HTML page."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location('verify_report', ROOT / 'filter_plugins' / 'verify_report.py')
+_spec = importlib.util.spec_from_file_location('verify_report', ROOT / 'plugins' / 'filter' / 'verify_report.py')
 verify_report = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(verify_report)
 

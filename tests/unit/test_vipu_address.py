@@ -4,7 +4,7 @@ import socket
 
 import pytest
 
-from ipu_k8s_rdma import (
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_rdma import (
     IpuK8sError,
     parse_ipv4,
     parse_port,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ipu_k8s_rdma import IpuK8sError, parse_vipu_server_version, show_output
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_rdma import IpuK8sError, parse_vipu_server_version, show_output
 
 
 def test_json_output_gives_host_and_version():

@@ -1,11 +1,11 @@
-"""module_utils/ipu_k8s_vipu_controllers.py: every refusal of the controller list, the node's
+"""plugins/module_utils/ipu_k8s_vipu_controllers.py: every refusal of the controller list, the node's
 choice and the site model, written out in full, and the edges of each rule (lengths, empty
 values, defaults, which entry wins)."""
 
 import pytest
 
-from ipu_k8s_rdma import IpuK8sError, agree_rdma_networks
-from ipu_k8s_vipu_controllers import (
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_rdma import IpuK8sError, agree_rdma_networks
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_vipu_controllers import (
     choose_controller,
     inventory_problems,
     label_problem,

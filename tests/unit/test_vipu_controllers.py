@@ -1,4 +1,4 @@
-"""module_utils/ipu_k8s_vipu_controllers.py: the controller list's rules, the node's choice,
+"""plugins/module_utils/ipu_k8s_vipu_controllers.py: the controller list's rules, the node's choice,
 and what the IPU Operator gets from the entries the nodes resolved."""
 
 from pathlib import Path
@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ipu_k8s_rdma import DEFAULT_IPU_NODE_LABEL, DEFAULT_VIPU_PORT, IpuK8sError
-from ipu_k8s_vipu_controllers import (
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_rdma import DEFAULT_IPU_NODE_LABEL, DEFAULT_VIPU_PORT, IpuK8sError
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_vipu_controllers import (
     choose_controller,
     inventory_problems,
     label_problem,

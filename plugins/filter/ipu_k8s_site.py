@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""Filters over the site model (module_utils/ipu_k8s_vipu_controllers.py site_model) and the
+"""Filters over the site model (plugins/module_utils/ipu_k8s_vipu_controllers.py site_model) and the
 objects rendered from it; every rule lives in module_utils, shared with the modules.
 
 - ipu_k8s_site_model(hostvars, ipu_nodes, network_name, ipam, block_size): the site from the
@@ -16,21 +16,13 @@ objects rendered from it; every rule lives in module_utils, shared with the modu
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-import os
-import sys
-
 from ansible.errors import AnsibleFilterError, AnsibleUndefinedVariable
 from ansible.utils.display import Display
 
-# Controller-side plugins outside a collection get no ansible.module_utils.* of the project
-# (only modules have theirs bundled): import them from the directory beside this one.
-_MODULE_UTILS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'module_utils')
-if _MODULE_UTILS not in sys.path:
-    sys.path.insert(0, _MODULE_UTILS)
-
-from ipu_k8s_rdma import IpuK8sError, cni_config  # noqa: E402  (needs the sys.path entry above)
-from ipu_k8s_vipu_controllers import inventory_problems, site_model  # noqa: E402
-from ipu_k8s_workloads import workload_examples  # noqa: E402
+# The rules are the collection's module_utils, the same files the modules carry to the nodes.
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_rdma import IpuK8sError, cni_config
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_vipu_controllers import inventory_problems, site_model
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_workloads import workload_examples
 
 
 def _value(variables, *path):
@@ -82,4 +74,4 @@ def ipu_k8s_workload_examples(controllers, network, resource, namespace, image, 
 class FilterModule(object):
     def filters(self):
         return dict((f.__name__, f) for f in (ipu_k8s_site_model, ipu_k8s_vipu_controller_problems,
-                                               ipu_k8s_rdma_cni_config, ipu_k8s_workload_examples))
+                                              ipu_k8s_rdma_cni_config, ipu_k8s_workload_examples))

@@ -20,19 +20,12 @@ k8s.v1.cni.cncf.io/network-status annotation.
 from __future__ import annotations
 
 import json
-import os
 import re
-import sys
 
 from ansible.errors import AnsibleFilterError
 
-# The address rule is module_utils' (verify_probe runs it on the nodes): controller-side plugins
-# import it from the directory beside this one, as filter_plugins/ipu_k8s_site.py does.
-_MODULE_UTILS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'module_utils')
-if _MODULE_UTILS not in sys.path:
-    sys.path.insert(0, _MODULE_UTILS)
-
-from ipu_k8s_rdma import in_range  # noqa: E402  (needs the sys.path entry above)
+# The address rule is module_utils' (verify_probe runs it on the nodes).
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_rdma import in_range
 
 TERMINAL = ('Succeeded', 'Completed', 'Failed')
 # One line each (blanks are spaces and tabs, never a line break).

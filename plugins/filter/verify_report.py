@@ -60,7 +60,7 @@ def column_widths(rows, width=100):
     budget = width - len(GAP) * (len(COLUMNS) - 1)
     if sum(natural) <= budget:
         return natural
-    widths = [len(header) for _, header in COLUMNS[:-1]] + natural[-1:]
+    widths = [len(header) for key, header in COLUMNS[:-1]] + natural[-1:]
     spare = budget - sum(widths)
     while spare > 0:
         # never empty: spare > 0 only while the widths sum to less than the natural widths
@@ -107,8 +107,8 @@ def verify_report_table(rows, json_file='', html_file='', width=100):
     """
     rows = list(rows)
     widths = column_widths(rows, int(width))
-    lines = _table_lines([[title for _, title in COLUMNS]], widths) + [GAP.join('-' * w for w in widths)]
-    lines += _table_lines([[row.get(key) for key, _ in COLUMNS] for row in rows], widths)
+    lines = _table_lines([[title for key, title in COLUMNS]], widths) + [GAP.join('-' * w for w in widths)]
+    lines += _table_lines([[row.get(key) for key, title in COLUMNS] for row in rows], widths)
     reasons = reason_lines(rows, int(width))
     counts = verify_report_summary(rows)
     lines += ([''] + reasons if reasons else []) + ['']
@@ -159,19 +159,19 @@ def verify_report_html(rows, generated='', json_file='', title='ipu-k8s verify r
     out.append('<p class="counts" id="counts">%d checks: %s</p>' % (
         len(rows), ' '.join('<span class="%s">%d %s</span>' % (s, counts[s], s) for s in STATUSES)))
     out += ['<table id="results">',
-            '<thead><tr>%s</tr></thead>' % ''.join('<th>%s</th>' % header.capitalize() for _, header in COLUMNS),
+            '<thead><tr>%s</tr></thead>' % ''.join('<th>%s</th>' % header.capitalize() for key, header in COLUMNS),
             '<tbody>']
     for row in rows:
         status = _text(row.get('status'))
         cells = ''.join('<td class="%s">%s</td>' % (key, esc(_text(row.get(key))).replace('\n', '<br>'))
-                        for key, _ in COLUMNS)
+                        for key, title in COLUMNS)
         out.append('<tr class="%s">%s</tr>' % (status if status in STATUSES else 'OTHER', cells))
     out += ['</tbody>', '</table>']
     reasons = [row for row in rows if row.get('status') in ('FAIL', 'SKIP')]
     if reasons:
         out += ['<h2>Failed and skipped checks</h2>', '<ul class="reasons">']
-        out += ['<li class="%s"><span class="%s">%s</span> %s</li>' % (row['status'], row['status'], row['status'],
-                                                                      esc(_reason(row))) for row in reasons]
+        out += ['<li class="%s"><span class="%s">%s</span> %s</li>'
+                % (row['status'], row['status'], row['status'], esc(_reason(row))) for row in reasons]
         out.append('</ul>')
     return '\n'.join(out + ['</body>', '</html>']) + '\n'
 

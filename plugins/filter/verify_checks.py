@@ -85,8 +85,8 @@ def verify_checks_valid(checks):
         check = checks[index] = dict(CLIENT_CHECK if client else NODE_CHECK, **check)
         unknown = sorted(set(check) - FIELDS)
         if unknown:
-            raise AnsibleFilterError('%s: unknown field(s) %s; allowed: %s' % (where, ', '.join(unknown),
-                                                                            ', '.join(sorted(FIELDS))))
+            raise AnsibleFilterError('%s: unknown field(s) %s; allowed: %s'
+                                     % (where, ', '.join(unknown), ', '.join(sorted(FIELDS))))
         missing = [field for field in REQUIRED if not check.get(field)]
         if missing:
             raise AnsibleFilterError('%s: missing %s' % (where, ', '.join(missing)))
@@ -197,8 +197,8 @@ def _check_rows(check, host, seen):
     seen = seen or {}
     rows, failed = [], False
     # A step that reports nothing of its own still shows its failure, under its title.
-    for row in check_rows(check) or ([{'id': check['id'], 'title': check['title'], 'expected': 'no error'}]
-                                      if seen.get('error') else []):
+    own_failure = [{'id': check['id'], 'title': check['title'], 'expected': 'no error'}] if seen.get('error') else []
+    for row in check_rows(check) or own_failure:
         if row['id'] in seen:
             rows.extend(_observed_rows(host, row, seen[row['id']]))
         elif seen.get('error') and not failed:

@@ -76,7 +76,7 @@ def kubeadm_join_failure(hostvars, hosts, host):
     return 'Joining {0} stopped because joining {1} failed: {2}'.format(
         host, ' and '.join(others), ' '.join(
             '{0} said in "{1}": {2} {3}'.format(name, hostvars[name]['ansible_failed_task'].get('name', '?'),
-                                                 _said(hostvars[name]['ansible_failed_result']), advice.format(name))
+                                                _said(hostvars[name]['ansible_failed_result']), advice.format(name))
             for name in others))
 
 

@@ -9,15 +9,12 @@ that POD's node label, so the pod lands where that controller's IPUs are reachab
 IPUJob of section 8.3 is not pinned: the IPU Operator picks the POD (its vipuControllers
 entries carry the labels) and the one network name works on every POD's nodes.
 
-Pure Python, standard library only; used through filter_plugins/ipu_k8s_site.py.
+Pure Python, standard library only; used through plugins/filter/ipu_k8s_site.py.
 """
 
 import copy
 
-try:
-    from ansible.module_utils.ipu_k8s_rdma import IpuK8sError, name_fragment
-except ImportError:  # imported from a filter plugin or a test, beside ipu_k8s_rdma.py
-    from ipu_k8s_rdma import IpuK8sError, name_fragment
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_rdma import IpuK8sError, name_fragment
 
 # (file name, kind, runAsUser) of the guide's Listings 8.1 to 8.4
 NATIVE_EXAMPLES = (

@@ -23,9 +23,9 @@ def rdma_network_cni_missing(files, ipam):
     reported (path, isdir, isreg): [] when the node has everything. ipam: whereabouts, nv-ipam, or ''
     (not known: either directory will do)."""
     entries = [(posixpath.basename(f['path']), f.get('isdir'), f.get('isreg')) for f in files or []]
-    dirs = set(name for name, isdir, _ in entries if isdir)
+    dirs = set(name for name, isdir, isreg in entries if isdir)
     missing = []
-    if not any(isreg and any(fnmatch.fnmatchcase(name, p) for p in MULTUS_CONFIGS) for name, _, isreg in entries):
+    if not any(isreg and any(fnmatch.fnmatchcase(name, p) for p in MULTUS_CONFIGS) for name, isdir, isreg in entries):
         missing.append('a Multus configuration (00-multus.conf)')
     if 'multus.d' not in dirs:
         missing.append('multus.d')

@@ -1,5 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
+# Copyright: ipu-k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Ansible module apt_keyring: install a repository signing key only when its fingerprint is the expected one."""
 
 from __future__ import absolute_import, division, print_function
@@ -9,6 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: apt_keyring
 short_description: Write an apt keyring from a downloaded key, only when the key has the expected fingerprint
+author: ipu-k8s contributors (!UNKNOWN)
 description:
   - Reads the OpenPGP key file O(src) (as downloaded, usually ASCII-armoured) with C(gpg --show-keys) and
     refuses it unless every primary key in it has one of the O(fingerprints) - the values a repository's
@@ -83,8 +86,8 @@ import shutil
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.ipu_k8s_files import read, write
-from ansible.module_utils.ipu_k8s_gpg import FINGERPRINT, key_problem, normalise, primary_fingerprints
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_files import read, write
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_gpg import FINGERPRINT, key_problem, normalise, primary_fingerprints
 
 
 def main():

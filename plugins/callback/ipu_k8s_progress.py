@@ -102,7 +102,7 @@ def _parse_step(name):
 def number_steps(labels):
     """Turn (number|None, name) labels into (N, total, name), numbering unnumbered steps in order."""
     distinct = list(dict.fromkeys(labels))
-    total = max([len(distinct)] + [n for n, _ in distinct if n is not None])
+    total = max([len(distinct)] + [number for number, name in distinct if number is not None])
     numbered = {(number, name): (index if number is None else number, total, name)
                 for index, (number, name) in enumerate(distinct, start=1)}
     return [numbered[label] for label in labels]
@@ -117,7 +117,7 @@ def site_step(playbook_path):
             continue
         entries = _entries(site) or []
         targets = [isinstance(imported, str) and os.path.realpath(os.path.join(os.path.dirname(site), imported))
-                   for _, imported in entries]
+                   for step, imported in entries]
         if playbook_path not in targets:
             return None
         labels = number_steps([_parse_step(name or imported or '') for name, imported in entries])
@@ -285,8 +285,8 @@ class CallbackModule(DefaultCallback):
         (label, start, changed), self._step = self._step, None
         seconds = time.monotonic() - start
         self._steps.append((label, seconds, changed))
-        self._say('  %s done in %s%s' % (self._label_text(label), format_elapsed(seconds),
-                                          ', %d task(s) changed' % changed if changed else ''))
+        changes = ', %d task(s) changed' % changed if changed else ''
+        self._say('  %s done in %s%s' % (self._label_text(label), format_elapsed(seconds), changes))
 
     def v2_playbook_on_play_start(self, play):
         self._play = play
@@ -298,8 +298,8 @@ class CallbackModule(DefaultCallback):
         hosts = play.hosts if isinstance(play.hosts, str) else ', '.join(play.hosts or [])
         check = ' [check mode]' if play.check_mode else ''
         self._say('')
-        self._say('== %s  (play "%s" on %s, at %s)%s' % (self._label_text(label), play.get_name().strip(), hosts,
-                                                        self._elapsed(), check), color=C.COLOR_HIGHLIGHT)
+        self._say('== %s  (play "%s" on %s, at %s)%s' % (
+            self._label_text(label), play.get_name().strip(), hosts, self._elapsed(), check), color=C.COLOR_HIGHLIGHT)
 
     def v2_playbook_on_task_start(self, task, is_conditional):
         self._close_task()
@@ -427,7 +427,7 @@ class CallbackModule(DefaultCallback):
     def _all_warnings(self):
         """Warnings from task results with where they came from, then any other warning the run printed."""
         lines = ['%s (%s)' % (message, where) for message, where in self._warnings]
-        known = [message for message, _ in self._warnings]
+        known = [message for message, where in self._warnings]
         for formatted in sorted(getattr(self._display, '_warns', ()) or ()):
             text = re.sub(r'^\[WARNING\]:\s*', '', str(formatted)).strip()
             if not any(message in text or text in message for message in known):
@@ -453,8 +453,9 @@ class CallbackModule(DefaultCallback):
             show('  %-28s %8s   %s' % (self._label_text(label), format_elapsed(seconds),
                                        '%d changed' % changed if changed else 'no change'))
         changed_total = sum(len(tasks) for tasks in self._changed.values())
-        show('Changed%s: %d task(s) on %d host(s)' % (' (would change, check mode)' if check else '', changed_total,
-                                                     len(self._changed)) if self._changed else 'Changed: nothing',
+        would = ' (would change, check mode)' if check else ''
+        show('Changed%s: %d task(s) on %d host(s)' % (would, changed_total, len(self._changed))
+             if self._changed else 'Changed: nothing',
              color=C.COLOR_CHANGED if self._changed else None)
         for host, tasks in sorted(self._changed.items()):
             show('  %s: %s' % (host, '; '.join(tasks[:6]) + ('; and %d more' % (len(tasks) - 6) if len(tasks) > 6 else '')))

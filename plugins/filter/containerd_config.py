@@ -48,7 +48,7 @@ def containerd_config(default_config, systemd_cgroup, sandbox_image, registry_co
         raise AnsibleFilterError(
             '`containerd config default` of the installed containerd has no %s where this role expects it '
             '(it knows the 1.6, 1.7 and 2.x layouts). Check `containerd --version` and update '
-            'filter_plugins/containerd_config.py.' % ', '.join(missing))
+            'plugins/filter/containerd_config.py.' % ', '.join(missing))
     return text
 
 

@@ -1,5 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
+# Copyright: ipu-k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Ansible module k8s_client_venv: a virtualenv holding the pinned Python Kubernetes client.
 
 Why not ansible.builtin.pip: with a requirements file or extra_args it answers check mode with
@@ -19,6 +21,7 @@ DOCUMENTATION = r'''
 ---
 module: k8s_client_venv
 short_description: Keep a virtualenv with pinned Python packages (the Kubernetes client) on a host
+author: ipu-k8s contributors (!UNKNOWN)
 description:
   - Creates the virtualenv O(path) with C(python -m venv) when its interpreter is missing, reads the
     versions installed in it, and runs C(pip install) with the pinned O(requirements) only when one

@@ -47,7 +47,7 @@ def rdma_plugin_selector_problem(nic, host, ifnames, vendors, drivers, resource=
             wrong.append('%s is %s, which does not hold its %s %s' % (name, value, field, has[field] or '(none)'))
     if not wrong:
         return ''
-    seen = ', '.join('%s %s' % (field, has[field]) for _, field in SELECTORS if has[field] is not None)
+    seen = ', '.join('%s %s' % (field, has[field]) for setting, field in SELECTORS if has[field] is not None)
     return ('On %s the RDMA NIC (the interface its V-IPU address is routed through) has %s. %s: the RDMA shared '
             'device plugin would offer no device there, and the node no %s. Put the NIC\'s value in the list, or '
             'leave the list empty (no filter).' % (host, seen, '; '.join(wrong), resource))

@@ -3,7 +3,7 @@
 and the site model built from what the IPU nodes resolved.
 
 Used by the rdma_network_facts module on each IPU node (which entry is mine, resolved there),
-and through filter_plugins/ipu_k8s_site.py by preflight (the inventory alone, before
+and through plugins/filter/ipu_k8s_site.py by preflight (the inventory alone, before
 anything changes) and on the controller (site_model: IPU-PODs, global.vipuControllers,
 node labels, each POD's RDMA network). Pure Python, standard library only; every refusal
 names the setting, the bad value and the fix.
@@ -11,11 +11,8 @@ names the setting, the bad value and the fix.
 
 import re
 
-try:
-    from ansible.module_utils.ipu_k8s_rdma import (IpuK8sError, agree_rdma_networks, padding_problem, parse_port,
-                                                   pod_object_name, split_address)
-except ImportError:  # imported from a filter plugin or a test, beside ipu_k8s_rdma.py
-    from ipu_k8s_rdma import IpuK8sError, agree_rdma_networks, padding_problem, parse_port, pod_object_name, split_address
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_rdma import (
+    IpuK8sError, agree_rdma_networks, padding_problem, parse_port, pod_object_name, split_address)
 
 SETTING = 'ipu_k8s_vipu_controllers'
 CHOICE = 'ipu_k8s_vipu_controller'

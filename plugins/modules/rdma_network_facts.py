@@ -1,5 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
+# Copyright: ipu-k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Ansible module rdma_network_facts: which V-IPU controller does this IPU node use, and how
 does the node reach it?"""
 
@@ -10,12 +12,13 @@ DOCUMENTATION = r'''
 ---
 module: rdma_network_facts
 short_description: Find an IPU node's V-IPU controller and derive its RDMA interface, subnet, MTU and excluded range
+author: ipu-k8s contributors (!UNKNOWN)
 description:
   - Finds the V-IPU controller an IPU node talks to (C(vipu_server)) and derives the RDMA network it reaches
     that controller on (C(rdma_network)), both returned and set as facts. Reads only; never changes anything.
   - "The controller, with where it came from: the O(address) option, or the entry of O(controllers) that
     O(controller) names (the whole list checked first by the code preflight runs,
-    module_utils/ipu_k8s_vipu_controllers.py); else what C(<cli> --server-version --showjson) prints
+    plugins/module_utils/ipu_k8s_vipu_controllers.py); else what C(<cli> --server-version --showjson) prints
     (C({\"version\": ..., \"host\": \"ip:port\"})) when the V-IPU CLI is installed - a CLI that fails or prints
     something else is an error, not a reason to look elsewhere; else E(IPUOF_VIPU_API_HOST) and
     E(IPUOF_VIPU_API_PORT) of the module's environment (the task keyword C(environment) sets them when the
@@ -217,13 +220,13 @@ rdma_network:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.ipu_k8s_vipu_controllers import (
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_vipu_controllers import (
     choose_controller,
     label_problem,
     parse_controllers,
     unchosen_controller_problem,
 )
-from ansible.module_utils.ipu_k8s_rdma import (
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_rdma import (
     DEFAULT_EXCLUDE_PREFIX,
     DEFAULT_IPU_NODE_LABEL,
     DEFAULT_VIPU_PORT,

@@ -1,5 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
+# Copyright: ipu-k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Ansible module systemd_unit_freshness: is a running service older than its configuration?"""
 
 from __future__ import absolute_import, division, print_function
@@ -9,6 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: systemd_unit_freshness
 short_description: Tell whether a running systemd service started before its configuration last changed
+author: ipu-k8s contributors (!UNKNOWN)
 description:
   - Reads when the unit's main process started (C(ExecMainStartTimestampMonotonic)) and compares it with
     the modification time of each configuration file in O(paths). A service whose process is older than
@@ -120,8 +123,8 @@ import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.ipu_k8s_files import read
-from ansible.module_utils.ipu_k8s_systemd import SHOW_PROPERTIES, first_loaded, freshness, parse_show
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_files import read
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_systemd import SHOW_PROPERTIES, first_loaded, freshness, parse_show
 
 
 def show(module, systemctl, unit):

@@ -248,7 +248,7 @@ def _network(value, name):
                       'bits set, e.g. 192.168.0.0/16.' % (name, text))
     if str(network) != text:
         return network, ('%s=%s has host bits set (no host bits may be set after the prefix): did you mean %s?'
-                      % (name, text, network))
+                         % (name, text, network))
     return network, ''
 
 
@@ -401,7 +401,7 @@ def cluster_interface_problem(host, configured, facts, pod_subnet, service_subne
     if not rdma:
         return ''
     subnet = ipaddress.ip_network(str(rdma['cidr']), strict=False)
-    if name != rdma['interface'] and not any(cluster and cluster.overlaps(subnet) for _, cluster in clusters):
+    if name != rdma['interface'] and not any(cluster and cluster.overlaps(subnet) for kind, cluster in clusters):
         return ''
     return ('On %s the RDMA subnet is %s on %s. ipu_k8s_pod_subnet=%s and ipu_k8s_service_subnet=%s must not '
             'overlap it, and the cluster-facing interface (%s) must not be the RDMA interface: pods would route '
@@ -948,8 +948,9 @@ def network_operator_chart_row(settings):
 
 def ipu_operator_chart(settings):
     """The ipu_operator_charts row of ipu_operator_chart_version ({} when none) with what the role
-    installs from it: url (the archive under ipu_operator_chart_repo_url) and image_rewrites ({chart's kube-rbac-proxy image: ipu_operator_kube_rbac_proxy_image}, empty when
-    either is empty or they are the same)."""
+    installs from it: url (the archive under ipu_operator_chart_repo_url) and image_rewrites
+    ({chart's kube-rbac-proxy image: ipu_operator_kube_rbac_proxy_image}, empty when either is
+    empty or they are the same)."""
     version = settings['ipu_operator_chart_version']
     row = dict((settings['ipu_operator_charts'] or {}).get(version) or {})
     if not row:

@@ -1,5 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
+# Copyright: ipu-k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Ansible module kubeadm_progress: how far kubeadm init or join got, judged on what it does last."""
 
 from __future__ import absolute_import, division, print_function
@@ -9,6 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: kubeadm_progress
 short_description: Tell whether kubeadm init or join finished, from what kubeadm does last
+author: ipu-k8s contributors (!UNKNOWN)
 description:
   - C(mode=init) (on the first control-plane node) looks at the files each C(kubeadm init) phase writes
     (CA certificate, admin.conf, the etcd and kube-apiserver manifests, kubelet's config.yaml), waits up to
@@ -119,7 +122,7 @@ import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.ipu_k8s_kubeadm import (
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_kubeadm import (
     INIT_API_PHASES, INIT_FILE_PHASES, init_file, init_progress, join_progress)
 
 

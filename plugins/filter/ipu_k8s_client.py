@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ansible.errors import AnsibleFilterError
 
-FILES = Path(__file__).resolve().parent.parent / 'roles' / 'ipu_k8s' / 'files'
+FILES = Path(__file__).resolve().parents[2] / 'roles' / 'ipu_k8s' / 'files'  # the collection's root
 
 
 def requirement_lines(text):

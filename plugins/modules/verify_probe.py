@@ -1,5 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
+# Copyright: ipu-k8s contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Ansible module verify_probe: verify's data-path and pod-container probes, each in one call."""
 
 from __future__ import absolute_import, division, print_function
@@ -9,6 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: verify_probe
 short_description: Probe a node's RDMA data path from a throwaway network namespace, or from a pod container
+author: ipu-k8s contributors (!UNKNOWN)
 description:
   - Removes what an interrupted run left (the container and the network namespace O(netns)), runs the probe's
     steps and removes them again whatever happened. Returns the observations of the check's rows; a failed
@@ -86,7 +89,7 @@ import re
 import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.ipu_k8s_rdma import in_range
+from ansible_collections.ipu_k8s.cluster.plugins.module_utils.ipu_k8s_rdma import in_range
 
 TRIES = 256
 PINGED = re.compile(r'\d+ packets transmitted, \d+ received')
@@ -105,7 +108,7 @@ def probe_address(cidr, excludes=(), taken=(), pinned=''):
     used = set()
     for item in taken or []:
         try:
-            used.add(ipaddress.ip_address(str(item).split('/')[0]))
+            used.add(ipaddress.ip_address(str(item).split('/', maxsplit=1)[0]))
         except ValueError:
             continue  # not an address (a neighbour entry without one): nothing to avoid
     try:
@@ -151,8 +154,8 @@ def net1_seen(output, network, user):
                                                            network['mtu']),
             'observed': 'net1 %s/%s mtu %s, uid %s, %s' % (address, inet.get('prefixlen', '?'), link.get('mtu', '?'),
                                                            user, IPAM_STAND_IN),
-            'ok': str(link.get('mtu')) == str(network['mtu']) and in_range(network['cidr'],
-                                                                            network['excludes'])(address)}
+            'ok': (str(link.get('mtu')) == str(network['mtu'])
+                   and in_range(network['cidr'], network['excludes'])(address))}
 
 
 def device_nodes(directory='/dev/infiniband'):
@@ -209,7 +212,7 @@ class Probe:
 
     def cleanup(self):
         if self.ctr:
-            _, out = self.run('List the containers of the CRI namespace', self.ctr + ['containers', 'list', '-q'])
+            rc, out = self.run('List the containers of the CRI namespace', self.ctr + ['containers', 'list', '-q'])
             if self.netns in out.split():
                 self.run("Kill and delete the container's task", self.ctr + ['tasks', 'delete', '--force', self.netns],
                          absent='not found')
@@ -218,8 +221,8 @@ class Probe:
                  absent='No such file')
 
     def choose_address(self):
-        _, out = self.run('List the neighbours the node knows on the RDMA interface',
-                          [self.ip, '-j', '-4', 'neigh', 'show', 'dev', self.network['interface']])
+        rc, out = self.run('List the neighbours the node knows on the RDMA interface',
+                           [self.ip, '-j', '-4', 'neigh', 'show', 'dev', self.network['interface']])
         taken = [self.network['node_address'], self.network['vipu_address']] + self.params['taken'] + neighbours(out)
         self.address = probe_address(self.network['cidr'], self.network['excludes'], taken, self.params['address'])
         return '%s/%s' % (self.address, self.network['prefix'])
@@ -250,7 +253,7 @@ class Probe:
 
     def container(self):
         ns, user, image = self.netns, str(self.params['user']), self.params['image']
-        _, out = self.run('List the images of the CRI namespace', self.ctr + ['images', 'list', '-q'])
+        rc, out = self.run('List the images of the CRI namespace', self.ctr + ['images', 'list', '-q'])
         if image not in out.splitlines() and self.params['image_archive']:
             self.run('Import the image from its archive on the node',
                      self.ctr + ['images', 'import', self.params['image_archive']])
@@ -275,13 +278,13 @@ class Probe:
                  self.ctr + ['run', '--detach', '--null-io', '--with-ns', 'network:/run/netns/' + ns]
                  + ['--device=' + path for path in devices]
                  + [image, ns, 'setpriv', '--reuid', user, '--regid', user, '--clear-groups', 'sleep', '600'])
-        _, out = self.run('Read net1 in the container',
-                          self.exec_argv(['ip', '-j', '-4', 'addr', 'show', 'dev', 'net1']))
+        rc, out = self.run('Read net1 in the container',
+                           self.exec_argv(['ip', '-j', '-4', 'addr', 'show', 'dev', 'net1']))
         try:
             self.seen['net1'] = net1_seen(out, self.network, user)
         except ValueError as exc:
             raise StepFailed('Read net1 in the container', 'ip -j addr is not JSON: %s' % exc)
-        _, out = self.run('Read the locked-memory limit in the container', self.exec_argv(['sh', '-c', 'ulimit -l']))
+        rc, out = self.run('Read the locked-memory limit in the container', self.exec_argv(['sh', '-c', 'ulimit -l']))
         self.seen['memlock'] = {'observed': 'ulimit -l %s as uid %s' % (out.strip(), user),
                                 'ok': out.strip() == 'unlimited'}
         size = self.params['memory_region']
