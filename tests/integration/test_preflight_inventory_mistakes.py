@@ -87,6 +87,7 @@ def mistake(batch, **settings):
     cases = BATCHES.setdefault(batch, [])
     assert batch in PER_HOST or not any(set(settings) & set(case) for case in cases), \
         'two cases of one-host batch %s set %s' % (batch, sorted(settings))
+    assert len(cases) < len(HOSTS), 'batch %s has more cases than HOSTS has hosts' % batch
     cases.append(settings)
     return batch, settings
 
