@@ -135,6 +135,12 @@ class PlaybookRun(playbook_runner.HostView):
     (tests/playbook_runner.py): .stats, .data, .result(task, host), .failures(), .events,
     .stdout (the printed output)."""
 
+    def host_failure_messages(self, host):
+        """Every failed task's message on one host, in order (as failure_messages() gives them)."""
+        return [playbook_runner.failure_text(e['event_data'].get('res') or {})
+                for e in self.run.host_events(host=host)
+                if e['event'] == 'runner_on_failed' and not e['event_data'].get('ignore_errors')]
+
 
 def ansible_env(workdir):
     """The environment of an ansible-playbook run in a namespace, built from scratch so that
