@@ -139,15 +139,24 @@ def test_only_the_added_host_is_prepared_and_joined():
     assert plays['IPU operator'] == ['poplar-01'], plays
 
 
-def test_site_yml_limited_to_the_new_node_is_refused_naming_scale_yml(converged, api):
-    """The old path: the apply and labelling plays had no host, the node stayed out."""
+# The old path: the apply and labelling plays had no host (ansible-playbook said "skipping: no
+# hosts matched" and exited 0), the node stayed out. Each playbook that runs those plays refuses
+# such a --limit in its first play, naming itself and scale.yml.
+@pytest.mark.parametrize('playbook, named', [('../site.yml', 'site.yml'),
+                                             ('rdma_network.yml', 'playbooks/rdma_network.yml'),
+                                             ('ipu_operator.yml', 'playbooks/ipu_operator.yml'),
+                                             ('upgrade.yml', 'playbooks/upgrade.yml')])
+def test_a_limit_to_the_new_node_is_refused_naming_scale_yml(converged, api, playbook, named):
     site = converged
-    run = site.play('../site.yml', '--limit', NEW, '--tags', 'rdma_network,ipu_operator',
+    run = site.play(playbook, '--limit', NEW, *(('--tags', 'rdma_network,ipu_operator') if named == 'site.yml' else ()),
                     extra_vars=NV_IPAM, inventory=site.with_ipu_node(NEW))
     assert run.rc != 0, run.explain()
     messages = ' '.join(run.failures())
+    assert (': %s runs on the whole cluster, and --limit %s leaves out cp1, poplar-01, poplar-02:' % (named, NEW)
+            in messages), messages
     assert 'playbooks/scale.yml -e scale_hosts=%s' % NEW in messages, messages
-    assert 'leaves out cp1, poplar-01, poplar-02' in messages, messages
+    # The refusal is the run's first task: no fact was derived, nothing was applied.
+    assert not run.results('Derive the RDMA interface, subnet, MTU and excluded range'), run.explain()
     assert NEW not in _labelled(api) and NEW not in _pool_nodes(api)
 
 
