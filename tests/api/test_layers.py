@@ -33,6 +33,14 @@ def _client_version(python) -> str:
                           capture_output=True, text=True, check=True).stdout.strip()
 
 
+@pytest.fixture(scope='module')
+def site(site):
+    """The session's site with a client virtualenv of its own (not the one the session's sites
+    share, conftest.py): the first test asserts that its first run made it."""
+    site.client_venv = site.dir / 'kubernetes-client'
+    return site
+
+
 # --- helm role + network operator ---------------------------------------------------------
 
 def test_network_operator_installs_helm_the_release_and_the_policy(site, api):
