@@ -217,7 +217,7 @@ class Site:
     """Temp directories, inventory, charts, helm tarball and network namespaces of one site."""
 
     def __init__(self, cluster, workdir: Path, helm_binary: Path, netns_factory, wheel_dir: Path,
-                 system_python: Path):
+                 system_python: Path, client_venv: Path | None = None):
         self.cluster = cluster
         self.wheel_dir = Path(wheel_dir)
         # The control plane's "system" python: a virtualenv holding the Kubernetes client
@@ -239,7 +239,9 @@ class Site:
         self.interpreters = {node: self._netns_python(netns_factory, node) for node in IPU_NODES}
         self.network_operator_chart = self.make_network_operator_chart('25.4.0', '1')
         self.ipu_operator_chart = self.make_ipu_operator_chart()
-        self.client_venv = self.dir / 'kubernetes-client'
+        # The Kubernetes client virtualenv of the API tasks: the site's own, or one the test
+        # session's sites share (conftest.py, client_venv).
+        self.client_venv = Path(client_venv) if client_venv else self.dir / 'kubernetes-client'
         self.extra_vars: dict = {}
 
     # -- what the site is made of ----------------------------------------------------------

@@ -14,7 +14,10 @@ of playbooks/network_operator.yml finds and finishes.
   whatever the machine's load. (What a race between the restart and the mark does is
   tests/api/test_plugin_marks.py.)
 
-Each test starts from a run of its own, so it holds alone and in any order.
+The module's first test installs the release (fixture `installed`); the others start from
+the state that install left, checked on the server, and run the layer first only when a test
+before them changed that state (at_the_install, deployed_release), so each holds alone and
+in any order without a run of its own that proves nothing new.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import gzip
 import hashlib
 import json
 import time
+
+import pytest
 
 from api_client import helm, network_operator_run, releases
 
@@ -58,8 +63,38 @@ def plugin_pod_marks(api) -> dict:
             for p in api.core.list_namespaced_pod(NAMESPACE, label_selector=PLUGIN).items}
 
 
-def test_install_and_rerun_leave_the_plugin_pods_alone(site, api):
-    network_operator_run(site, api).assert_ok()
+@pytest.fixture(scope='module')
+def installed(site, api):
+    """The module's first run of the layer (the install, the operator played beside it) and the
+    plugin configuration its NicClusterPolicy carries: the state every test starts from."""
+    run = network_operator_run(site, api)
+    run.assert_ok()
+    return run, _policy_config(api)
+
+
+def _policy_config(api) -> dict:
+    policy = api.get('mellanox.com/v1alpha1', 'NicClusterPolicy', 'nic-cluster-policy')
+    return json.loads(policy['spec']['rdmaSharedDevicePlugin']['config']) if policy else {}
+
+
+def _release_deployed(site) -> bool:
+    release = releases(site).get(f'{NAMESPACE}/{RELEASE}')
+    return bool(release) and (release['chart'], release['status']) == ('network-operator-25.4.0', 'deployed')
+
+
+def at_the_install(site, api, installed) -> None:
+    """The release deployed at the module's chart and the NicClusterPolicy the install applied,
+    its plugin pods marked: as the install left them, or, when a test before changed them, as
+    a run of the layer with the install's settings leaves them."""
+    _, config = installed
+    if not (_release_deployed(site) and _policy_config(api) == config):
+        network_operator_run(site, api).assert_ok()
+
+
+def test_install_and_rerun_leave_the_plugin_pods_alone(site, api, installed):
+    run, _ = installed
+    assert any('Install the NVIDIA Network Operator chart' in t for t in run.changed_tasks()), run.changed_tasks()
+    at_the_install(site, api, installed)
     # The role waited for the chart's workloads: NFD's master and a worker on every node.
     worker = api.get('apps/v1', 'DaemonSet', 'network-operator-node-feature-discovery-worker', NAMESPACE)
     assert worker['status']['numberReady'] == worker['status']['desiredNumberScheduled'] == 3, worker['status']
@@ -71,8 +106,8 @@ def test_install_and_rerun_leave_the_plugin_pods_alone(site, api):
     assert plugin_pods(api) == pods, 'a rerun restarted the plugin'
 
 
-def test_a_run_killed_after_the_policy_changed_restarts_the_plugin_on_the_next_run(site, api):
-    network_operator_run(site, api).assert_ok()
+def test_a_run_killed_after_the_policy_changed_restarts_the_plugin_on_the_next_run(site, api, installed):
+    at_the_install(site, api, installed)
     before = plugin_pods(api)
     selectors = {'network_operator_rdma_ifnames': ['rdma0']}
 
@@ -127,11 +162,12 @@ def _write_release(api, release: dict, create: bool) -> None:
 
 
 def deployed_release(site, api, first: bool = False) -> dict:
-    """A run of the layer, so that the release is deployed whatever ran before (every test of
-    this file stands alone); its deployed revision, decoded. first: the release's only
-    revision (1), as a first install leaves it: a release with a history is uninstalled and
-    installed again by a run first."""
-    network_operator_run(site, api).assert_ok()
+    """The release deployed at the module's chart, as the install left it or, when a test
+    before changed it, as a run of the layer leaves it (every test of this file stands alone);
+    its deployed revision, decoded. first: the release's only revision (1), as a first install
+    leaves it: a release with a history is uninstalled and installed again by a run first."""
+    if not _release_deployed(site):
+        network_operator_run(site, api).assert_ok()
     release = releases(site)[f'{NAMESPACE}/{RELEASE}']
     if first and release['revision'] != 1:
         proc = helm(site, 'uninstall', RELEASE, '--namespace', NAMESPACE, '--wait')
@@ -143,7 +179,7 @@ def deployed_release(site, api, first: bool = False) -> dict:
     return _decode(_release_secret(api, release['revision']))
 
 
-def test_a_release_left_pending_install_is_installed_afresh(site, api):
+def test_a_release_left_pending_install_is_installed_afresh(site, api, installed):
     release = deployed_release(site, api, first=True)
     release['info']['status'] = 'pending-install'
     _write_release(api, release, create=False)
@@ -156,7 +192,7 @@ def test_a_release_left_pending_install_is_installed_afresh(site, api):
     assert api.get('apps/v1', 'Deployment', RELEASE, NAMESPACE)
 
 
-def test_a_release_left_pending_upgrade_is_rolled_back_to_its_deployed_revision(site, api):
+def test_a_release_left_pending_upgrade_is_rolled_back_to_its_deployed_revision(site, api, installed):
     release = deployed_release(site, api)
     deployed = release['version']
     release['version'] = deployed + 1

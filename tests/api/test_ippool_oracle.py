@@ -85,13 +85,13 @@ def operator_crds(site, api):
 
 def test_the_wait_fails_naming_the_ipu_node_without_a_block_and_the_pools_events(operator_crds, api):
     site = operator_crds
-    run = site.play('rdma_network.yml', extra_vars={**NV_IPAM, 'rdma_network_wait_timeout': 10})
+    run = site.play('rdma_network.yml', extra_vars={**NV_IPAM, 'rdma_network_wait_timeout': 5})
     assert run.rc != 0
     messages = ' '.join(run.failures())
     assert 'no block in its status.allocations for IPU node(s) poplar-01, poplar-02' in messages, messages
     # The controller gave poplar-01 its block; the subnet had none left for poplar-02.
     _play_ipam_controller(api, ['poplar-01'], [('NoFreeRanges', 'failed to allocate IPs on Node: poplar-02')])
-    run = site.play('rdma_network.yml', extra_vars={**NV_IPAM, 'rdma_network_wait_timeout': 10})
+    run = site.play('rdma_network.yml', extra_vars={**NV_IPAM, 'rdma_network_wait_timeout': 5})
     assert run.rc != 0
     messages = ' '.join(run.failures())
     assert 'no block in its status.allocations for IPU node(s) poplar-02 (with a block: poplar-01 ' in messages, \
