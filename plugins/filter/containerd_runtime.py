@@ -1,14 +1,15 @@
 """Whether the containerd a node's package source would install can run the cluster's Kubernetes.
 
 containerd's RELEASES.md ("Kubernetes Support") lists, per Kubernetes minor, the oldest patch of
-each containerd series recommended for it (roles/containerd/vars/main.yml holds that table,
-tests/schemas/containerd/kubernetes-support.yaml where it was read). A minor whose row lists no
+each containerd series recommended for it (the containerd field of ipu_k8s_versions.kubernetes,
+roles/ipu_k8s/defaults/main/versions.yml; tests/schemas/containerd/kubernetes-support.yaml where
+it was read). A minor whose row lists no
 series of the candidate's major cannot run it at all (1.36 lists only 2.x: the kubelet of 1.36
 no longer supports containerd 1.x), so that is refused; a candidate below the recommended patch
 of its own major is a warning, as RELEASES.md words it ("recommended").
 
     "{{ (containerd_package_version or (__containerd_apt_policy.stdout | containerd_apt_candidate))
-        | containerd_runtime_check(ipu_k8s_kubernetes_minor, __containerd_kubernetes_support, package,
+        | containerd_runtime_check(ipu_k8s_kubernetes_minor, ipu_k8s_versions.kubernetes, package,
                                    containerd_package_source) }}"
 """
 import re
@@ -30,10 +31,19 @@ def containerd_apt_candidate(policy):
     return '' if not match or match.group(1) == '(none)' else match.group(1)
 
 
-def containerd_runtime_check(candidate, minor, support, package, source):
+def containerd_floors(kubernetes):
+    """{minor: [the oldest recommended patch of each containerd series]} of the Kubernetes rows
+    of ipu_k8s_versions that list one."""
+    return dict((str(minor), row['containerd']) for minor, row in (kubernetes or {}).items()
+                if (row or {}).get('containerd'))
+
+
+def containerd_runtime_check(candidate, minor, kubernetes, package, source):
     """{'problem': '', 'warning': ''}: a problem when no series of the candidate's major is listed
     for MINOR, a warning when the candidate is below the recommendation of its major or cannot be
-    read (no candidate in the package lists, or a minor the table does not list)."""
+    read (no candidate in the package lists, or a minor the table does not list). KUBERNETES:
+    ipu_k8s_versions.kubernetes."""
+    support = containerd_floors(kubernetes)
     listed = [_version(v) for v in (support or {}).get(str(minor)) or []]
     where = SOURCES.get(source, source)
     recommended = ', '.join('%d.%d.%d+' % v for v in listed)

@@ -54,7 +54,7 @@ def control_plane_tolerations(groups, untaint, setting, chart):
 
     setting (network_operator_tolerate_control_plane): auto tolerates the taint exactly when
     an IPU node keeps it, always whatever the inventory says (taints it does not know of),
-    never refuses such a node. chart is the network_operator_chart_table row in use: a
+    never refuses such a node. chart is the ipu_k8s_versions.network_operator row in use: a
     legacy-layout row cannot tolerate the taint at all."""
     ipu_nodes = set(groups.get('ipu_nodes') or [])
     hosts = [host for host in tainted_control_planes(groups, untaint) if host in ipu_nodes]

@@ -159,13 +159,14 @@ def kubernetes_support_warning(version, releases, today):
     """'' while the minor of VERSION is within its upstream support on TODAY (YYYY-MM-DD), else a
     notice naming the end date and the minors still supported."""
     minor = '.'.join(str(version).split('.')[:2])
-    row = next((r for r in releases or [] if str(r['version']) == minor), None)
+    releases = _rows(releases)
+    row = next((r for r in releases if str(r['version']) == minor), None)
     if row is None or str(row['end_of_support']) >= str(today):
         return ''
     supported = [str(r['version']) for r in releases if str(r['end_of_support']) >= str(today)]
     return ('Kubernetes %s is past its upstream end of support (%s): it gets no more patches, security fixes '
             'included. Move to a supported minor (%s) by setting ipu_k8s_kubernetes_version.'
-            % (minor, row['end_of_support'], ', '.join(supported) or 'none in preflight_kubernetes_releases'))
+            % (minor, row['end_of_support'], ', '.join(supported) or 'none in ipu_k8s_versions.kubernetes'))
 
 
 def _rows(rows, key='version'):
@@ -179,7 +180,7 @@ def _rows(rows, key='version'):
 def release_for_minor(rows, minor, key='version'):
     """The newest row (by its KEY version) whose tested Kubernetes range, kubernetes_min to
     kubernetes_max, includes MINOR; {} when none does. A row without a range is never chosen.
-    ROWS is a list of rows, or a mapping keyed by version (helm_releases)."""
+    ROWS is a list of rows, or a mapping keyed by version (a component of ipu_k8s_versions)."""
     if not re.fullmatch(r'[0-9]+\.[0-9]+', str(minor)):
         return {}
     fits = [row for row in _rows(rows, key) if 'kubernetes_min' in row
@@ -221,11 +222,11 @@ def chart_support_warning(row, table):
     row without its images)."""
     if not row or row.get('support') == 'Supported':
         return ''
-    supported = [r for r in table or [] if r.get('support') == 'Supported']
+    supported = [r for r in _rows(table, 'chart_version') if r.get('support') == 'Supported']
     ready = [r['chart_version'] for r in supported if r.get('layout') != 'policy' or 'images' in r]
     if supported and not ready:
         return ('network-operator %s is "%s" in NVIDIA\'s life cycle (no fixes, or critical fixes only). The '
-                'Supported release is %s, whose row in network_operator_chart_table has no images yet (not all '
+                'Supported release is %s, whose row in ipu_k8s_versions.network_operator has no images yet (not all '
                 'of them are published where they could be read), so it cannot be installed: this stays the newest '
                 'release the table installs for this Kubernetes minor until that row has its images.'
                 % (row.get('chart_version'), row.get('support', 'not listed'),
@@ -638,14 +639,15 @@ def inventory_groups_problem(groups):
 def calico_release_problem(settings):
     """The Calico release: a vX.Y.Z tag, serving the cluster's minor when pinned, with a sha256
     for every manifest it applies."""
-    version, releases = settings['calico_version'], settings['calico_releases'] or []
+    version, releases = settings['calico_version'], _rows(settings['releases'])
     minor = settings['ipu_k8s_kubernetes_minor']
-    newest = releases[-1]['version'] if releases else 'vX.Y.Z'
+    newest = max((row['version'] for row in releases), key=lambda v: tuple(int(n) for n in re.findall(r'[0-9]+', v)),
+                 default='vX.Y.Z')
     if not TAG_RE.fullmatch(str(version)):
         return ('No Calico release for Kubernetes %s ("%s"). Set calico_version (e.g. %s) to a release whose system '
-                'requirements list this Kubernetes minor, or give its calico_releases row the tested range.'
+                'requirements list this Kubernetes minor, or give its ipu_k8s_versions.calico row the tested range.'
                 % (minor, version, newest))
-    pinned = pinned_release_problem(releases, minor, 'calico_version', version, 'version', 'calico_releases')
+    pinned = pinned_release_problem(releases, minor, 'calico_version', version, 'version', 'ipu_k8s_versions.calico')
     if pinned:
         return pinned
     row_sums = next((row.get('sha256') or {} for row in releases if row.get('version') == version), {})
@@ -655,30 +657,30 @@ def calico_release_problem(settings):
                if not (isinstance(checksums.get(name), str) and SHA256_RE.fullmatch(checksums[name]))]
     if missing:
         return ('calico_version is %s, and calico_manifest_checksums has no sha256 (64 lowercase hex digits) for %s. '
-                'Choose a release of calico_releases (%s is the newest), or set calico_manifest_checksums to the '
+                'Choose a release of ipu_k8s_versions.calico (%s is the newest), or set calico_manifest_checksums to the '
                 'files\' sha256 (git show %s:manifests/FILE | sha256sum in a clone of projectcalico/calico).'
                 % (version, _join(missing), newest, version))
     return ''
 
 
 def helm_download_problem(settings):
-    """A Helm release whose download can be checked (a row of helm_releases or a site's checksum)
+    """A Helm release whose download can be checked (a row of ipu_k8s_versions.helm or a site's checksum)
     and, when it is a row, whose documented version skew serves the cluster's minor (helm.sh,
     "Helm Version Support Policy": a release serves the Kubernetes minor it was compiled against
     and the three before it)."""
-    version, releases = settings['helm_version'], settings['helm_releases'] or {}
+    version, releases = settings['helm_version'], settings['releases'] or {}
     minor = settings['ipu_k8s_kubernetes_minor']
     if not version:
-        return ('No row of helm_releases documents Kubernetes %s (ipu_k8s_kubernetes_version), so no Helm release '
+        return ('No row of ipu_k8s_versions.helm documents Kubernetes %s (ipu_k8s_kubernetes_version), so no Helm release '
                 'is chosen. Set helm_version to a Helm release whose version skew serves %s (helm.sh/docs/topics/'
                 'version_skew) and helm_tarball_checksum to its published sha256, or add its row (with the Kubernetes '
-                'range it serves) to helm_releases.' % (minor, minor))
+                'range it serves) to ipu_k8s_versions.helm.' % (minor, minor))
     if not (settings['helm_tarball_checksum'] or version in releases):
-        return ('helm_version is %s, which is not a row of helm_releases (known: %s), and helm_tarball_checksum is '
+        return ('helm_version is %s, which is not a row of ipu_k8s_versions.helm (known: %s), and helm_tarball_checksum is '
                 'empty, so nothing could check the download. Choose a known release, or set helm_tarball_checksum to '
                 'the sha256 published in https://get.helm.sh/helm-v%s-linux-ARCH.tar.gz.sha256sum.'
                 % (version, _join(releases), version))
-    return pinned_release_problem(releases, minor, 'helm_version', version, 'version', 'helm_releases')
+    return pinned_release_problem(releases, minor, 'helm_version', version, 'version', 'ipu_k8s_versions.helm')
 
 
 def _image_tag(image):
@@ -691,20 +693,25 @@ def _image_tag(image):
 
 def sandbox_image_problem(settings):
     """The default sandbox image needs kubeadm's pause version for the cluster's minor."""
-    minor, versions = settings['ipu_k8s_kubernetes_minor'], settings['pause_versions'] or {}
+    minor, versions = settings['ipu_k8s_kubernetes_minor'], pause_versions(settings['kubernetes'])
     image = settings['containerd_sandbox_image']
     if str(minor) in versions or _image_tag(image):
         return ''
-    return ('containerd_sandbox_image is "%s": no pause version is known for Kubernetes %s (__containerd_pause_versions, '
-            'roles/containerd/vars/main.yml, lists %s). Set containerd_sandbox_image to the pause image '
+    return ('containerd_sandbox_image is "%s": no pause version is known for Kubernetes %s (the pause of '
+            'ipu_k8s_versions.kubernetes lists %s). Set containerd_sandbox_image to the pause image '
             '`kubeadm config images list` names for %s.' % (image, minor, _join(versions), minor))
 
 
-def sandbox_image_warning(image, minor, versions):
+def pause_versions(kubernetes):
+    """{minor: pause tag} of the Kubernetes rows of ipu_k8s_versions that name one."""
+    return dict((str(minor), str(row['pause'])) for minor, row in (kubernetes or {}).items() if (row or {}).get('pause'))
+
+
+def sandbox_image_warning(image, minor, kubernetes):
     """'' when the sandbox image is the pause version kubeadm expects at MINOR (or none is known),
     else a notice: kubeadm's preflight warns of the difference and the kubelet keeps the image
-    containerd names from garbage collection, not kubeadm's."""
-    expected = (versions or {}).get(str(minor))
+    containerd names from garbage collection, not kubeadm's. KUBERNETES: ipu_k8s_versions.kubernetes."""
+    expected = pause_versions(kubernetes).get(str(minor))
     tag = _image_tag(image)
     if not expected or tag == expected:
         return ''
@@ -878,14 +885,19 @@ def undeclared_settings_problem(hosts, roles_dir):
     return ' '.join(sentences)
 
 
+# The values a Network Operator row's fields may take (the role's templates and tasks know no other).
+CHART_ROW_CHOICES = (('support', ('Supported', 'Deprecated', 'End of Support', 'not listed')),
+                     ('layout', ('legacy', 'policy')), ('ipam', ('whereabouts', 'nv-ipam')))
+
+
 def network_operator_chart(settings):
-    """(row, problem): the network_operator_chart_table row the site gets (the one named by
+    """(row, problem): the ipu_k8s_versions.network_operator row the site gets (the one named by
     network_operator_chart_version, else the newest serving ipu_k8s_kubernetes_minor); and the
     first rule it breaks ('' when none): one row fits, a pinned row serves the minor, the layout
     can express the settings, the IPAM fits the layout and images, the archive can be checked
     (the fetch checks it against the site's sha256, else the row's). The layout and ipam values
     themselves are choices of the role's argument spec."""
-    table, version = settings['network_operator_chart_table'] or [], settings['network_operator_chart_version']
+    table, version = _rows(settings['releases'], 'chart_version'), settings['network_operator_chart_version']
     minor, site_sha = settings['ipu_k8s_kubernetes_minor'], settings['network_operator_chart_sha256']
     if version:
         matches = [row for row in table if row.get('chart_version') == version]
@@ -893,20 +905,24 @@ def network_operator_chart(settings):
         matches = [row for row in [release_for_minor(table, minor, 'chart_version')] if row]
     if len(matches) != 1:
         if version:
-            return {}, ('network_operator_chart_version %s is not a row of network_operator_chart_table (known: %s). '
-                        'Add a row for it (Kubernetes range, chart_url, layout, ipam, and images for the policy '
+            return {}, ('network_operator_chart_version %s is not a row of ipu_k8s_versions.network_operator (known: %s). '
+                        'Add a row for it (Kubernetes range, url, layout, ipam, and images for the policy '
                         'layout).' % (version, _join(row.get('chart_version') for row in table)))
         ranges = _join('%s-%s' % (row['kubernetes_min'], row['kubernetes_max']) for row in table
                        if 'kubernetes_min' in row)
-        return {}, ('No network-operator chart release in network_operator_chart_table supports Kubernetes %s (%s). '
+        return {}, ('No network-operator chart release in ipu_k8s_versions.network_operator supports Kubernetes %s (%s). '
                     'Set network_operator_chart_version to a release NVIDIA documents for it, or add a row to the '
                     'table.' % (minor, ranges))
     row = matches[0]
-    row_sha = row.get('chart_sha256') or ''
+    wrong = ['%s is "%s", not one of %s' % (field, row.get(field), _join(choices)) for field, choices in CHART_ROW_CHOICES
+             if row.get(field) not in choices]
+    if wrong:
+        return row, 'ipu_k8s_versions.network_operator row %s: %s. Fix the row.' % (row['chart_version'], '; '.join(wrong))
+    row_sha = (row.get('sha256') or {}).get('network-operator-%s.tgz' % row['chart_version']) or ''
     chart, layout, ipam, prefix = row['chart_version'], row['layout'], row['ipam'], settings['ipu_k8s_rdma_resource_prefix']
     if layout == 'policy' and 'images' not in row:
         fits = release_for_minor(table, minor, 'chart_version').get('chart_version')
-        return row, ('network_operator_chart_version is "%s", whose row in network_operator_chart_table has no images: '
+        return row, ('network_operator_chart_version is "%s", whose row in ipu_k8s_versions.network_operator has no images: '
                      'not all of its component images are published where this project could read them '
                      '(tests/schemas/network_operator/published.yaml names the missing ones), so it cannot be '
                      'installed until the row has them. %s.' % (
@@ -919,12 +935,12 @@ def network_operator_chart(settings):
                      'publish the RDMA resource under the prefix "rdma" (ipu_k8s_rdma_resource_prefix is "%s"); a '
                      'policy-layout row needs its images.' % (chart, layout, prefix))
     pinned = pinned_release_problem(table, minor, 'network_operator_chart_version', version, 'chart_version',
-                                    'network_operator_chart_table')
+                                    'ipu_k8s_versions.network_operator')
     if pinned:
         return row, pinned
     image = ipam.replace('-', '_')
     if (ipam == 'nv-ipam' and layout != 'policy') or (layout == 'policy' and image not in row['images']):
-        return row, ('network_operator_chart_table row %s: ipam is "%s". It must be whereabouts or nv-ipam; nv-ipam '
+        return row, ('ipu_k8s_versions.network_operator row %s: ipam is "%s". It must be whereabouts or nv-ipam; nv-ipam '
                      'needs the policy layout; a policy row needs images.%s. Fix the row.' % (chart, ipam, image))
     if not (isinstance(site_sha, str) and (site_sha == '' or SHA256_RE.fullmatch(site_sha))):
         return row, ('network_operator_chart_sha256 is "%s": it must be the archive\'s sha256, 64 lowercase hex '
@@ -937,26 +953,38 @@ def network_operator_chart(settings):
                      'network_operator_chart_sha256 is empty. Set it to the sha256 of %s as your site verified it (on '
                      'a trusted machine: curl -fsSLO %s && sha256sum network-operator-%s.tgz); '
                      'network_operator_chart_local_path, if set, must be that file.'
-                     % (chart, row['chart_url'].rsplit('/', 1)[0], row['chart_url'], row['chart_url'], chart))
+                     % (chart, row['url'].rsplit('/', 1)[0], row['url'], row['url'], chart))
     return row, ''
 
 
 def network_operator_chart_row(settings):
-    """The chosen network_operator_chart_table row ({} when none fits), as network_operator_chart."""
+    """The chosen ipu_k8s_versions.network_operator row ({} when none fits), as network_operator_chart."""
     return network_operator_chart(settings)[0]
 
 
+def _image_reference(image):
+    """repository/image:version of an images entry of ipu_k8s_versions ('' when it has none)."""
+    image = image or {}
+    return '%s/%s:%s' % (image['repository'], image['image'], image['version']) if image.get('image') else ''
+
+
 def ipu_operator_chart(settings):
-    """The ipu_operator_charts row of ipu_operator_chart_version ({} when none) with what the role
-    installs from it: url (the archive under ipu_operator_chart_repo_url) and image_rewrites
-    ({chart's kube-rbac-proxy image: ipu_operator_kube_rbac_proxy_image}, empty when either is
-    empty or they are the same)."""
+    """The ipu_k8s_versions.ipu_operator row of ipu_operator_chart_version ({} when none) with what
+    the role installs from it: url (the archive under ipu_operator_chart_repo_url), archive_sha256
+    and crd_sha256 (the row's sha256 of the archive and of a CRD file, '' when it has none),
+    kube_rbac_proxy_image (the image the chart names) and image_rewrites ({that image:
+    ipu_operator_kube_rbac_proxy_image}, empty when either is empty or they are the same)."""
     version = settings['ipu_operator_chart_version']
-    row = dict((settings['ipu_operator_charts'] or {}).get(version) or {})
+    row = dict((settings['releases'] or {}).get(version) or {})
     if not row:
         return {}
-    site_image, chart_image = settings.get('ipu_operator_kube_rbac_proxy_image'), row.get('kube_rbac_proxy_image')
+    sums = row.get('sha256') or {}
+    site_image = settings.get('ipu_operator_kube_rbac_proxy_image')
+    chart_image = _image_reference((row.get('images') or {}).get('kube_rbac_proxy'))
     row.update(url=str(settings.get('ipu_operator_chart_repo_url', '')).rstrip('/') + '/' + str(row.get('archive', '')),
+               archive_sha256=sums.get(os.path.basename(str(row.get('archive', '')))) or '',
+               crd_sha256=next((digest for name, digest in sums.items() if name.endswith(('.yaml', '.yml'))), ''),
+               kube_rbac_proxy_image=chart_image,
                image_rewrites={chart_image: site_image} if site_image and chart_image and site_image != chart_image
                else {})
     return row
@@ -965,17 +993,17 @@ def ipu_operator_chart(settings):
 def ipu_operator_chart_problem(settings):
     """The IPU Operator chart: a row of the chart table with a pinned archive, and, for a chart
     without its CRD, a CRD source and the sha256 it is checked against."""
-    version, charts = settings['ipu_operator_chart_version'], settings['ipu_operator_charts'] or {}
+    version, charts = settings['ipu_operator_chart_version'], settings['releases'] or {}
     if version not in charts:
-        return ('ipu_operator_chart_version is "%s", which has no row in ipu_operator_charts (%s): pick one of '
-                'those, or add a row with the facts read in that chart (archive, sha256, ships_crd, crd_sha256, '
-                'kube_rbac_proxy_image).' % (version, _join(charts)))
+        return ('ipu_operator_chart_version is "%s", which has no row in ipu_k8s_versions.ipu_operator (%s): pick one '
+                'of those, or add a row with the facts read in that chart (archive, sha256 of the archive and of a '
+                'CRD it does not ship, ships_crd, images.kube_rbac_proxy).' % (version, _join(charts)))
     row = ipu_operator_chart(settings)
-    archive, digest = row.get('archive', ''), row.get('sha256', '')
+    archive, digest = row.get('archive', ''), row['archive_sha256']
     if not (archive and isinstance(digest, str) and SHA256_RE.fullmatch(digest)):
-        return ('ipu_operator_charts["%s"] has archive "%s" and sha256 "%s": give the archive\'s path in the '
-                'repository and its sha256 (64 lower-case hex digits, the digest in the repository\'s index.yaml).'
-                % (version, archive, digest))
+        return ('ipu_k8s_versions.ipu_operator["%s"] has archive "%s" and sha256 "%s" for it: give the archive\'s path '
+                'in the repository and its sha256 under its file name (64 lower-case hex digits, the digest in the '
+                'repository\'s index.yaml).' % (version, archive, digest))
     if boolean(row.get('ships_crd'), strict=False):
         return ''
     if not (settings['ipu_operator_crd_local_path'] or settings['ipu_operator_crd_url']):

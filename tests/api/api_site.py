@@ -328,7 +328,7 @@ class Site:
                 'network_operator_chart_cache_dir': str(self.dir / 'network-operator-charts'),
                 'ipu_operator_chart_local_path': str(self.ipu_operator_chart),
                 # the stand-in chart's own sha256 in place of the real archive's pin
-                'ipu_operator_charts': self._ipu_operator_charts(),
+                'ipu_k8s_versions': self._versions(),
                 'ipu_operator_work_dir': str(self.dir / 'ipu-operator'),
                 'ipu_operator_verify_timeout': 120,
                 'ipu_operator_helm_timeout': '2m',
@@ -363,11 +363,12 @@ class Site:
         inventory['all']['children']['ipu_nodes']['hosts'][node] = {}
         return inventory
 
-    def _ipu_operator_charts(self) -> dict:
-        charts = yaml.safe_load((ROOT / 'roles' / 'ipu_operator' / 'defaults' / 'main.yml').read_text())[
-            'ipu_operator_charts']
-        charts['1.2.0']['sha256'] = hashlib.sha256(self.ipu_operator_chart.read_bytes()).hexdigest()
-        return charts
+    def _versions(self) -> dict:
+        versions = yaml.safe_load((ROOT / 'roles' / 'ipu_k8s' / 'defaults' / 'main' / 'versions.yml').read_text())[
+            'ipu_k8s_versions']
+        versions['ipu_operator']['1.2.0']['sha256'] = {
+            'ipu-operator-helm-chart-1.2.0.tgz': hashlib.sha256(self.ipu_operator_chart.read_bytes()).hexdigest()}
+        return versions
 
     def make_client_venv(self) -> None:
         """The client virtualenv, made by the real k8s_client_venv module (an ad-hoc run on

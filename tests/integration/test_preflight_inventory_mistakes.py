@@ -268,10 +268,11 @@ def test_several_control_planes_without_an_endpoint_are_refused(node, tmp_path):
 
 
 def default_chart_row():
-    """The network_operator_chart_table row that serves the default Kubernetes minor."""
-    minor = yaml.safe_load((ROOT / 'roles/ipu_k8s/defaults/main.yml').read_text())['ipu_k8s_kubernetes_version'].split('.')[1]
-    table = yaml.safe_load((ROOT / 'roles/network_operator/defaults/main.yml').read_text())['network_operator_chart_table']
-    return next(row for row in table if 'kubernetes_min' in row
+    """The ipu_k8s_versions.network_operator row that serves the default Kubernetes minor."""
+    minor = yaml.safe_load((ROOT / 'roles/ipu_k8s/defaults/main/main.yml').read_text())['ipu_k8s_kubernetes_version'].split('.')[1]
+    table = yaml.safe_load((ROOT / 'roles/ipu_k8s/defaults/main/versions.yml').read_text())['ipu_k8s_versions'][
+        'network_operator']
+    return next(dict(row, chart_version=version) for version, row in table.items() if 'kubernetes_min' in row
                 and int(row['kubernetes_min'].split('.')[1]) <= int(minor) <= int(row['kubernetes_max'].split('.')[1]))
 
 
@@ -282,7 +283,7 @@ def test_network_operator_release_without_a_checksum_is_refused(batch_runs):
     # The default Kubernetes release takes a network-operator release from NGC, which
     # publishes no digest: a site that has not pinned the archive's sha256 is stopped before step 2.
     row = default_chart_row()
-    assert not row.get('chart_sha256')
+    assert not row.get('sha256')
     assert_batch_refused(batch_runs, CHART_WITHOUT_CHECKSUM,
                          'network-operator %s comes from https://helm.ngc.nvidia.com/nvidia' % row['chart_version'],
                          'network_operator_chart_sha256 is empty',
@@ -300,7 +301,7 @@ def test_network_operator_checksum_that_is_not_one_is_refused(batch_runs):
 # Every role's own rules (its validate entry point), run by preflight before step 2.
 @pytest.mark.parametrize('case,needles', cases(
     ('ipu_operator-2', 'ipu_operator_chart_version', '9.9.9',
-     ('ipu_operator_chart_version is "9.9.9", which has no row', 'ipu_operator_charts')),
+     ('ipu_operator_chart_version is "9.9.9", which has no row', 'ipu_k8s_versions.ipu_operator')),
     ('ipu_operator', 'ipu_operator_extra_values', {'global': {'vipuControllers': 'pod1'}},
      ('ipu_operator_extra_values sets global.vipuControllers', 'Remove it')),
     ('ipu_operator', 'ipu_operator_kube_rbac_proxy_image', 'proxy image=1',
@@ -374,16 +375,16 @@ def test_a_value_that_does_not_mean_what_its_setting_needs_is_refused(batch_runs
     assert_batch_refused(batch_runs, case, *needles)
 
 
-# The default Kubernetes release is 1.35 (roles/ipu_k8s/defaults/main.yml); the rows are
-# those of the tables in roles/network_operator and roles/calico defaults.
+# The default Kubernetes release is 1.35 (roles/ipu_k8s/defaults/main/main.yml); the rows are
+# those of ipu_k8s_versions (roles/ipu_k8s/defaults/main/versions.yml).
 @pytest.mark.parametrize('case,message', cases(
     ('network_operator-4', 'network_operator_chart_version', '25.4.0',
-     'network_operator_chart_version is "25.4.0", whose row in network_operator_chart_table serves Kubernetes 1.29 '
+     'network_operator_chart_version is "25.4.0", whose row in ipu_k8s_versions.network_operator serves Kubernetes 1.29 '
      'to 1.32, not this cluster\'s 1.35 (ipu_k8s_kubernetes_version): Leave network_operator_chart_version unset '
      '(remove it from the inventory) and the table picks 26.4.1 for Kubernetes 1.35, or choose a Kubernetes release '
      'from 1.29 to 1.32.'),
     ('calico', 'calico_version', 'v3.30.7',
-     'calico_version is "v3.30.7", whose row in calico_releases serves Kubernetes 1.30 to 1.33, not this '
+     'calico_version is "v3.30.7", whose row in ipu_k8s_versions.calico serves Kubernetes 1.30 to 1.33, not this '
      'cluster\'s 1.35 (ipu_k8s_kubernetes_version): Leave calico_version unset (remove it from the inventory) and '
      'the table picks v3.31.7 for Kubernetes 1.35, or choose a Kubernetes release from 1.30 to 1.33.'),
 ))
@@ -412,7 +413,7 @@ HELM_WITHOUT_SHA256 = mistake('helm', helm_version='3.99.0')
 
 def test_helm_release_without_a_pinned_sha256_is_refused(batch_runs):
     assert_batch_refused(batch_runs, HELM_WITHOUT_SHA256,
-                         'helm_version is 3.99.0, which is not a row of helm_releases', 'helm_tarball_checksum')
+                         'helm_version is 3.99.0, which is not a row of ipu_k8s_versions.helm', 'helm_tarball_checksum')
 
 
 CONTROLLER_WITH_EVERY_MISTAKE = mistake('controllers-3', ipu_k8s_vipu_controllers=[

@@ -18,6 +18,12 @@ def defaults(role):
     return yaml.safe_load((ROOT / 'roles' / role / 'defaults' / 'main.yml').read_text())
 
 
+def versions(component):
+    """One component of ipu_k8s_versions, its rows as a list, each with its version."""
+    table = yaml.safe_load((ROOT / 'roles' / 'ipu_k8s' / 'defaults' / 'main' / 'versions.yml').read_text())
+    return [dict(row, version=version) for version, row in table['ipu_k8s_versions'][component].items()]
+
+
 def newest_row(rows, minor, key):
     """The table's newest row whose Kubernetes range holds MINOR."""
     def number(version):
@@ -35,20 +41,19 @@ def test_preflight_prints_the_releases_and_each_ipu_pods_rdma_network(lab, tmp_p
         'ipu_nodes': {'hosts': {'poplar-01': None}}}}}
     run = run_playbook(lab, PREFLIGHT, inventory, tmp_path, env={'ANSIBLE_SKIP_TAGS': 'preflight_os'})
     assert run.stats['poplar-01']['failures'] == 0, run.failure_messages()
-    kubernetes = defaults('ipu_k8s')['ipu_k8s_kubernetes_version']
+    kubernetes = yaml.safe_load((ROOT / 'roles' / 'ipu_k8s' / 'defaults' / 'main' / 'main.yml').read_text())[
+        'ipu_k8s_kubernetes_version']
     minor = '.'.join(kubernetes.split('.')[:2])
-    chart = newest_row(defaults('network_operator')['network_operator_chart_table'], minor, 'chart_version')
-    calico = newest_row(defaults('calico')['calico_releases'], minor, 'version')
+    chart = newest_row(versions('network_operator'), minor, 'version')
+    calico = newest_row(versions('calico'), minor, 'version')
     containerd = defaults('containerd')
-    helm_releases = defaults('helm')['helm_releases']
     block = run.stdout[run.stdout.index('\nPlan:\n') + len('\nPlan:\n'):]
     rows = [re.split(r'\s{2,}', line.strip(), maxsplit=1) for line in block.splitlines()[:6]]
     assert rows == [
         ['Kubernetes', kubernetes],
-        ['Network Operator', 'chart %s (%s layout, %s)' % (chart['chart_version'], chart['layout'], chart['ipam'])],
+        ['Network Operator', 'chart %s (%s layout, %s)' % (chart['version'], chart['layout'], chart['ipam'])],
         ['Calico', calico['version']],
-        ['Helm', newest_row([dict(row, version=version) for version, row in helm_releases.items()],
-                            minor, 'version')['version']],
+        ['Helm', newest_row(versions('helm'), minor, 'version')['version']],
         ['containerd', '%s package, %s' % (containerd['containerd_package_source'],
                                            containerd['containerd_package_version'] or 'the newest the source has')],
         ['IPU-POD pod001', 'V-IPU 10.247.208.5:8090 for poplar-01: rdma0 in 10.247.208.0/23, MTU 9000, '

@@ -44,7 +44,7 @@ def play_of(run, event):
 
 def test_the_shared_role_adds_no_task_to_a_play(tmp_path):
     # A role that depends on ipu_k8s, as every role does: the play's only result is the role's
-    # own task, which sees the shared default (written in roles/ipu_k8s/defaults/main.yml).
+    # own task, which sees the shared default (written in roles/ipu_k8s/defaults/main/main.yml).
     role = tmp_path / 'roles' / 'dependent'
     (role / 'meta').mkdir(parents=True)
     (role / 'tasks').mkdir()

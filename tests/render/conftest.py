@@ -8,7 +8,7 @@
 - render_role_yaml(...): the same, parsed as YAML (one document).
 - load_role_yaml(role, "tasks/x.yml"): a role file with its strings usable as templates.
 - role_expression(role, expression, overrides): evaluates a Jinja expression, e.g. a
-  role variable such as "{{ network_operator_chart_table | length }}", with those same variables.
+  role variable such as "{{ ipu_k8s_versions.network_operator | length }}", with those same variables.
 - crd_validator(path): a jsonschema validator for the custom resources of a CRD file
   (its openAPIV3Schema), strict about unknown fields like an API server with strict
   field validation. validate_custom_resource(obj, path) raises on any error.

@@ -11,7 +11,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULTS = yaml.safe_load((ROOT / 'roles' / 'calico' / 'defaults' / 'main.yml').read_text())
-TABLE = {row['version']: row['sha256'] for row in DEFAULTS['calico_releases']}
+VERSIONS = yaml.safe_load((ROOT / 'roles' / 'ipu_k8s' / 'defaults' / 'main' / 'versions.yml').read_text())
+TABLE = {version: row['sha256'] for version, row in VERSIONS['ipu_k8s_versions']['calico'].items()}
 sys.path.insert(0, str(ROOT / 'tests'))
 from playbook_runner import run_playbook  # noqa: E402
 
@@ -92,7 +93,7 @@ def test_without_a_site_checksum_the_tables_is_checked_and_named(tmp_path):
     result, copied = run_manifests(tmp_path, 'kind: List\nitems: []\n', calico_manifest_checksums={})
     assert result.rc != 0
     message = ' '.join(' '.join(result.failure_messages()).split())
-    assert 'expected %s (sha256 of tigera-operator.yaml in the v3.29.3 row of calico_releases)' % (
+    assert 'expected %s (sha256 of tigera-operator.yaml in the v3.29.3 row of ipu_k8s_versions.calico)' % (
         TABLE['v3.29.3']['tigera-operator.yaml']) in message, message
     assert not copied.exists()
 
@@ -100,5 +101,5 @@ def test_without_a_site_checksum_the_tables_is_checked_and_named(tmp_path):
 def test_the_sites_checksum_wins_over_the_tables_and_is_named(tmp_path):
     result, copied = run_manifests(tmp_path, 'kind: List\nitems: [{kind: Pod}]\n')
     message = ' '.join(' '.join(result.failure_messages()).split())
-    assert '(calico_manifest_checksums)' in message and 'calico_releases' not in message, message
+    assert '(calico_manifest_checksums)' in message and 'ipu_k8s_versions' not in message, message
     assert not copied.exists()

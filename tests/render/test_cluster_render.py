@@ -43,19 +43,19 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 PLAYBOOK = ROOT / 'tests' / 'render' / 'cluster' / 'render.yml'
 CRD = ROOT / 'tests' / 'schemas' / 'calico' / 'operator.tigera.io_installations_crd.yaml'
-SHARED_DEFAULTS = yaml.safe_load((ROOT / 'roles' / 'ipu_k8s' / 'defaults' / 'main.yml').read_text())
+SHARED_DEFAULTS = yaml.safe_load((ROOT / 'roles' / 'ipu_k8s' / 'defaults' / 'main' / 'main.yml').read_text())
 ANSIBLE_PLAYBOOK = str(Path(sys.executable).parent / 'ansible-playbook')
 sys.path.insert(0, str(ROOT / 'tests'))
 from playbook_runner import run_playbook  # noqa: E402
 from testlib import require, require_root  # noqa: E402
 
-# One host per Kubernetes minor of the project's table (roles/preflight, the full version is
+# One host per Kubernetes minor of the project's table (ipu_k8s_versions.kubernetes, the full version is
 # what an inventory sets; the patch does not matter to what renders). None: the shared default
 # (ipu_k8s_kubernetes_version), not overridden.
 DEFAULT_MINOR = '.'.join(SHARED_DEFAULTS['ipu_k8s_kubernetes_version'].split('.')[:2])
-VERSIONS = {row['version']: None if row['version'] == DEFAULT_MINOR else row['version'] + '.3'
-            for row in yaml.safe_load((ROOT / 'roles' / 'preflight' / 'defaults' / 'main.yml').read_text())[
-                'preflight_kubernetes_releases']}
+VERSIONS = {minor: None if minor == DEFAULT_MINOR else minor + '.3'
+            for minor in yaml.safe_load((ROOT / 'roles' / 'ipu_k8s' / 'defaults' / 'main' / 'versions.yml').read_text())[
+                'ipu_k8s_versions']['kubernetes']}
 
 
 def _minor(text):
@@ -437,7 +437,7 @@ def test_calico_refuses_a_kubernetes_minor_without_a_pinned_release(rendered):
 @pytest.mark.parametrize('minor', sorted(set(VERSIONS) - set(EXPECTED_CALICO)))
 def test_calico_pinned_for_a_minor_its_release_does_not_document_is_refused(rendered, minor):
     message = ' '.join(rendered['_failures'][_host_name(minor)].split())
-    assert 'calico_version is "%s", whose row in calico_releases documents Kubernetes' % PINNED_CALICO in message
+    assert 'calico_version is "%s", whose row in ipu_k8s_versions.calico documents Kubernetes' % PINNED_CALICO in message
     assert "not this cluster's %s" % minor in message
 
 

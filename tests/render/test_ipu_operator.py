@@ -22,13 +22,17 @@ from ipu_k8s_render import load_role_yaml, render_role_template, render_role_yam
 REPO = Path(__file__).resolve().parents[2]
 ROLE = REPO / "roles" / "ipu_operator"
 SCHEMAS = REPO / "tests" / "schemas" / "ipu_operator"
-SHARED_DEFAULTS = REPO / "roles" / "ipu_k8s" / "defaults" / "main.yml"
+SHARED_DEFAULTS = REPO / "roles" / "ipu_k8s" / "defaults" / "main" / "main.yml"
 sys.path.insert(0, str(REPO / "tests"))
 from playbook_runner import PlaybookRun, run_playbook  # noqa: E402
 
 
 def _role_defaults() -> dict:
     return yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
+
+
+def _versions() -> dict:
+    return yaml.safe_load((REPO / "roles" / "ipu_k8s" / "defaults" / "main" / "versions.yml").read_text())["ipu_k8s_versions"]
 
 
 def _inventory(tmp_path: Path, host_vars: dict | None = None, ipu_nodes=("w1", "w2")) -> Path:
@@ -170,7 +174,7 @@ ROLE_RECORD_KEYS = {"ipuK8sImageRewrites"}
 
 
 def _assert_keys_in_chart(values: dict) -> None:
-    for version in _role_defaults()["ipu_operator_charts"]:
+    for version in _versions()["ipu_operator"]:
         unknown = _flat_keys(values) - _chart_keys(version) - ROLE_RECORD_KEYS
         assert not unknown, f"values set keys chart {version} does not have: {sorted(unknown)}"
 
@@ -274,13 +278,15 @@ def test_extra_values_are_merged_under_the_roles_values():
 
 def test_chart_table_pins_the_real_archives_and_their_hardcoded_image():
     facts = yaml.safe_load((SCHEMAS / "chart-values-keys.yaml").read_text())["versions"]
-    table = _role_defaults()["ipu_operator_charts"]
+    table = _versions()["ipu_operator"]
     assert set(table) == set(facts)
     for version, row in table.items():
         source = facts[version]["source"]
-        assert row["sha256"] == source["archive_sha256"], version
+        assert row["sha256"] == {source["archive"].rsplit("/", 1)[1]: source["archive_sha256"]}, version
         assert row["archive"] == source["archive"], version
-        assert [i["image"] for i in facts[version]["hardcoded_images"]] == [row["kube_rbac_proxy_image"]], version
+        image = row["images"]["kube_rbac_proxy"]
+        assert [i["image"] for i in facts[version]["hardcoded_images"]] == [
+            "%s/%s:%s" % (image["repository"], image["image"], image["version"])], version
     assert table["1.2.0"]["ships_crd"] is True and table["1.1.0"]["ships_crd"] is False
 
 
@@ -294,7 +300,7 @@ def test_extra_values_cannot_turn_the_host_network_on(tmp_path):
 
 def test_chart_version_missing_from_the_chart_table_is_refused(tmp_path):
     messages = _failure_messages(_run(tmp_path, ["validate"], {"ipu_operator_chart_version": "9.9.9"}))
-    assert any('ipu_operator_chart_version is "9.9.9", which has no row in ipu_operator_charts (1.1.0, 1.2.0)' in m
+    assert any('ipu_operator_chart_version is "9.9.9", which has no row in ipu_k8s_versions.ipu_operator (1.1.0, 1.2.0)' in m
                for m in messages), messages
 
 

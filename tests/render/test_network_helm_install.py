@@ -114,5 +114,5 @@ def test_without_a_site_checksum_the_published_one_is_checked_and_named(site):
     result, recap = run_role(site, '-e', 'helm_arch=amd64', checksum='')
     assert result.rc != 0 and recap['failures'] == 1
     text = ' '.join(' '.join(result.failure_messages()).split())
-    assert 'expected %s (helm_releases.3.21.4.amd64_sha256)' % published in text, text
+    assert 'expected %s (ipu_k8s_versions.helm.3.21.4.sha256.helm-v3.21.4-linux-amd64.tar.gz)' % published in text, text
     assert not (site['dir'] / 'bin' / 'helm').exists()

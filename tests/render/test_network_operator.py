@@ -43,9 +43,12 @@ GUIDE_NODE_AFFINITY = {
 }
 
 
+VERSIONS = yaml.safe_load((ROLES / 'ipu_k8s' / 'defaults' / 'main' / 'versions.yml').read_text())['ipu_k8s_versions']
+
+
 def chart_table():
-    return yaml.safe_load((ROLES / 'network_operator' / 'defaults' / 'main.yml').read_text())[
-        'network_operator_chart_table']
+    """The rows of ipu_k8s_versions.network_operator, each carrying its chart_version."""
+    return [dict(row, chart_version=version) for version, row in VERSIONS['network_operator'].items()]
 
 
 # Rows whose release could be read upstream (tests/schemas/network_operator/releases.yaml
@@ -60,7 +63,7 @@ ROWS = dict((row['chart_version'], row) for row in chart_table())
 def chosen_chart(kubernetes_version, chart_version='', sha256=''):
     """The row the role's filter picks from the role's own table for these settings."""
     return checks.network_operator_chart_row({
-        'network_operator_chart_table': chart_table(), 'network_operator_chart_version': chart_version,
+        'releases': VERSIONS['network_operator'], 'network_operator_chart_version': chart_version,
         'network_operator_chart_sha256': sha256, 'ipu_k8s_rdma_resource_prefix': 'rdma',
         'ipu_k8s_kubernetes_minor': '.'.join(kubernetes_version.split('.')[:2])})
 
@@ -96,7 +99,8 @@ class ValidateCases:
             'legacy-prefix': {'ipu_k8s_kubernetes_version': '1.25.16', 'ipu_k8s_rdma_resource_prefix': 'nvidia.com'},
             'policy-prefix': {'ipu_k8s_kubernetes_version': '1.31.4', 'ipu_k8s_rdma_resource_prefix': 'nvidia.com',
                               'network_operator_chart_sha256': self.SHA},
-            'ipam-dhcp': {'network_operator_chart_table': [dict(ROWS['26.1.2'], ipam='dhcp')],
+            'ipam-dhcp': {'ipu_k8s_versions': dict(VERSIONS, network_operator={
+                              '26.1.2': dict(VERSIONS['network_operator']['26.1.2'], ipam='dhcp')}),
                           'network_operator_chart_version': '26.1.2', 'network_operator_chart_sha256': self.SHA},
         })
         return cases
@@ -123,7 +127,7 @@ class ValidateCases:
         assert case not in self.failures(self.tmp), self.failures(self.tmp)[case]
 
 
-NO_DIGEST_VERSIONS = [row['chart_version'] for row in chart_table() if not row.get('chart_sha256')]
+NO_DIGEST_VERSIONS = [row['chart_version'] for row in chart_table() if not row.get('sha256')]
 VALIDATE_CASES = ValidateCases()
 
 
@@ -160,7 +164,7 @@ def test_shared_default_kubernetes_version_gets_a_current_chart():
 def test_row_of_a_release_that_could_not_be_read_is_never_installed(chart_version):
     assert RELEASES[chart_version]['source']['not_readable']
     assert 'kubernetes_min' not in ROWS[chart_version] and 'images' not in ROWS[chart_version]
-    assert 'whose row in network_operator_chart_table has no images' in VALIDATE_CASES.refusal('unreadable-' + chart_version)
+    assert 'whose row in ipu_k8s_versions.network_operator has no images' in VALIDATE_CASES.refusal('unreadable-' + chart_version)
 
 
 @pytest.mark.parametrize('chart_version', [row['chart_version'] for row in chart_table() if 'kubernetes_min' in row])
@@ -201,10 +205,10 @@ def test_chart_archive_digest_is_the_repositorys_where_it_publishes_one(chart_ve
         # NGC publishes the archive at <repo>/charts/<name>-<version>.tgz (network-operator-docs,
         # docs/life-cycle-management.rst: `helm fetch .../charts/network-operator-|helm-chart-version|.tgz`)
         # but no digest readable here: the row carries none and the site must give one.
-        assert 'chart_sha256' not in row
-        assert row['chart_url'] == 'https://helm.ngc.nvidia.com/nvidia/charts/network-operator-%s.tgz' % chart_version
+        assert 'sha256' not in row
+        assert row['url'] == 'https://helm.ngc.nvidia.com/nvidia/charts/network-operator-%s.tgz' % chart_version
     else:
-        assert (row['chart_url'], row['chart_sha256']) == (archive['url'], archive['sha256'])
+        assert (row['url'], row['sha256']) == (archive['url'], {archive['url'].rsplit('/', 1)[1]: archive['sha256']})
 
 
 def test_every_fact_names_its_upstream_source():
@@ -239,7 +243,7 @@ def test_unsupported_kubernetes_minor_is_refused_with_a_way_out(kubernetes_versi
 
 def test_every_row_names_the_archive_of_its_release():
     for row in chart_table():
-        assert row['chart_url'].endswith('/network-operator-%s.tgz' % row['chart_version'])
+        assert row['url'].endswith('/network-operator-%s.tgz' % row['chart_version'])
 
 
 SITE_SHA = 'ab' * 32
@@ -247,11 +251,11 @@ SITE_SHA = 'ab' * 32
 def test_release_without_a_published_digest_is_refused_until_the_site_gives_one(chart_version):
     message = VALIDATE_CASES.refusal('no-digest-' + chart_version)
     if 'images' not in ROWS[chart_version]:  # a row that could not be read is refused for that first
-        assert 'whose row in network_operator_chart_table has no images' in message
+        assert 'whose row in ipu_k8s_versions.network_operator has no images' in message
         return
     assert 'network_operator_chart_sha256 is empty' in message
     assert 'sha256sum network-operator-%s.tgz' % chart_version in message
-    assert ROWS[chart_version]['chart_url'] in message
+    assert ROWS[chart_version]['url'] in message
     # A local copy is checked like a download: it needs the sha256 too.
     assert 'network_operator_chart_sha256 is empty' in VALIDATE_CASES.refusal('no-digest-local-' + chart_version)
     VALIDATE_CASES.passes('site-digest-' + chart_version)
@@ -270,7 +274,7 @@ def test_site_digest_is_the_one_the_archive_is_checked_against():
     assert role_expression('network_operator', fetch['ipu_k8s_fetch_sha256'], variables) == SITE_SHA
     assert fetch['ipu_k8s_fetch_sha256_setting'] == 'network_operator_chart_sha256'
     assert role_expression('network_operator', fetch['ipu_k8s_fetch_pinned_sha256'], variables) == ''
-    assert role_expression('network_operator', fetch['ipu_k8s_fetch_url'], variables) == ROWS['26.1.2']['chart_url']
+    assert role_expression('network_operator', fetch['ipu_k8s_fetch_url'], variables) == ROWS['26.1.2']['url']
 
 
 @pytest.mark.parametrize('case, expected', [
@@ -288,7 +292,7 @@ def test_chart_version_override_wins_over_the_kubernetes_minor():
 
 def test_unknown_chart_version_override_is_refused():
     assert chosen_chart('1.31.4', '9.9.9') == {}
-    assert '9.9.9 is not a row of network_operator_chart_table' in VALIDATE_CASES.refusal('unknown-version')
+    assert '9.9.9 is not a row of ipu_k8s_versions.network_operator' in VALIDATE_CASES.refusal('unknown-version')
 
 
 def test_legacy_chart_refuses_a_resource_prefix_it_cannot_publish():
@@ -498,13 +502,14 @@ def test_archive_download_checks_the_rows_sha256():
     assert role_expression('network_operator', fetch['ipu_k8s_fetch_pinned_sha256'], variables) == (
         RELEASES['1.3.0']['chart_archive']['sha256'])
     assert role_expression('network_operator', fetch['ipu_k8s_fetch_pinned_setting'], variables) == (
-        'chart_sha256 of row 1.3.0 of network_operator_chart_table')
+        'ipu_k8s_versions.network_operator.1.3.0.sha256.network-operator-1.3.0.tgz')
     assert role_expression('network_operator', fetch['ipu_k8s_fetch_url'], variables) == RELEASES['1.3.0']['chart_archive']['url']
 
 
 def test_row_with_an_unknown_ipam_is_refused():
-    # The role's argument spec holds the choices; Ansible refuses before the first task.
-    assert 'value of ipam must be one of: whereabouts, nv-ipam, got: dhcp' in VALIDATE_CASES.refusal('ipam-dhcp')
+    # The chart filter holds a row's choices (rows keyed by version are beyond an argument spec).
+    assert ('ipu_k8s_versions.network_operator row 26.1.2: ipam is "dhcp", not one of whereabouts, nv-ipam. Fix the '
+            'row.') in VALIDATE_CASES.refusal('ipam-dhcp')
     VALIDATE_CASES.passes('site-digest-26.1.2')
 
 

@@ -25,8 +25,8 @@ from nv_ipam_upstream import (controller_allocations, free_addresses, selected, 
 
 SCHEMA_DIR = SCHEMAS / 'network_operator'
 RELEASES = yaml.safe_load((SCHEMA_DIR / 'releases.yaml').read_text())['releases']
-TABLE = yaml.safe_load((ROLES / 'network_operator' / 'defaults' / 'main.yml').read_text())['network_operator_chart_table']
-ROWS = dict((row['chart_version'], row) for row in TABLE)
+ROWS = yaml.safe_load((ROLES / 'ipu_k8s' / 'defaults' / 'main' / 'versions.yml').read_text())['ipu_k8s_versions'][
+    'network_operator']
 # Rows whose release could be read upstream (the others are never installed).
 CHART_VERSIONS = sorted((v for v in ROWS if 'crds' in RELEASES.get(v, {})), key=lambda v: tuple(int(p) for p in v.split('.')))
 NV_IPAM_VERSIONS = [v for v in CHART_VERSIONS if ROWS[v]['ipam'] == 'nv-ipam']

@@ -16,8 +16,8 @@ import yaml
 from ipu_k8s_render import role_expression
 
 ROOT = Path(__file__).resolve().parents[2]
-SUPPORTED_MINORS = [row["version"] for row in yaml.safe_load((ROOT / "roles/preflight/defaults/main.yml").read_text())[
-    "preflight_kubernetes_releases"]]
+SUPPORTED_MINORS = list(yaml.safe_load((ROOT / "roles/ipu_k8s/defaults/main/versions.yml").read_text())[
+    "ipu_k8s_versions"]["kubernetes"])
 SCHEMA_MINORS = [m for m in SUPPORTED_MINORS if tuple(map(int, m.split("."))) >= (1, 25)]
 # The bandwidth pods' nodes, pinned as an inventory pins them (no host is looked up).
 NODES = {"verify_rdma_perftest_nodes": ["ipu-node-1", "ipu-node-2"], "hostvars": {}}

@@ -1,8 +1,8 @@
 """Every version table row is a fact, and the stored facts and the tables agree.
 
-The tables: the Kubernetes minors (roles/preflight preflight_kubernetes_releases), the kubeadm
-configuration API (roles/kubeadm/vars), Calico (roles/calico), the Network Operator chart
-(roles/network_operator). The facts, each with where it was read: tests/schemas/.
+The tables: the Kubernetes minors, Calico and the Network Operator chart (the components of
+ipu_k8s_versions, roles/ipu_k8s/defaults/main/versions.yml), the kubeadm configuration API
+(roles/kubeadm/vars). The facts, each with where it was read: tests/schemas/.
 scripts/refresh-versions --check compares them (and is run here, offline).
 """
 import importlib.util
@@ -24,16 +24,18 @@ def minor_tuple(minor):
     return tuple(int(part) for part in minor.lstrip('v').split(".")[:2])
 
 
-KUBERNETES = load("roles/preflight/defaults/main.yml")["preflight_kubernetes_releases"]
+VERSIONS = load("roles/ipu_k8s/defaults/main/versions.yml")["ipu_k8s_versions"]
+# Rows as lists, each carrying its version (the key in ipu_k8s_versions).
+KUBERNETES = [dict(row, version=minor) for minor, row in VERSIONS["kubernetes"].items()]
 MINORS = [row["version"] for row in KUBERNETES]
 KUBERNETES_FACTS = load("tests/schemas/kubernetes/releases.yaml")["releases"]
-CALICO_ROWS = load("roles/calico/defaults/main.yml")["calico_releases"]
+CALICO_ROWS = [dict(row, version=version) for version, row in VERSIONS["calico"].items()]
 CALICO_FACTS = load("tests/schemas/calico/kubernetes-versions.yaml")["releases"]
 KUBEADM = load("roles/kubeadm/vars/main.yml")
 KUBEADM_FACTS = load("tests/schemas/kubernetes/kubeadm-api-versions.yaml")["api_versions"]
-CHARTS = load("roles/network_operator/defaults/main.yml")["network_operator_chart_table"]
+CHARTS = [dict(row, chart_version=version) for version, row in VERSIONS["network_operator"].items()]
 CHART_FACTS = load("tests/schemas/network_operator/releases.yaml")["releases"]
-DEFAULT_VERSION = load("roles/ipu_k8s/defaults/main.yml")["ipu_k8s_kubernetes_version"]
+DEFAULT_VERSION = load("roles/ipu_k8s/defaults/main/main.yml")["ipu_k8s_kubernetes_version"]
 TODAY = "2026-11-25"
 _spec = importlib.util.spec_from_file_location(
     "ipu_k8s_checks", ROOT / "plugins" / "filter" / "ipu_k8s_checks.py")
@@ -134,7 +136,7 @@ def test_calico_release_is_the_newest_release_tested_with_its_minor(minor):
     assert calico_release(minor) == newest_tested_calico(minor)
 
 
-def test_calico_releases_are_listed_once_in_order():
+def test_calico_rows_are_listed_once_in_order():
     versions = [tuple(int(x) for x in row["version"][1:].split(".")) for row in CALICO_ROWS]
     assert versions == sorted(set(versions))
 
@@ -150,9 +152,9 @@ def test_calico_row_documents_its_series_published_range_or_none(row):
 # Every row carries the range its release documents, and a pinned row is refused outside it:
 # 26.1.2 (documents 1.31-1.35) on 1.36 or 1.37, v3.32.1 (1.34-1.36) on 1.37, a 3.27 patch
 # (no range readable here) on any minor. Expected from the facts, not from the rows.
-PINS = ([("network_operator_chart_version", "chart_version", "network_operator_chart_table", CHARTS, row["chart_version"],
+PINS = ([("network_operator_chart_version", "chart_version", "ipu_k8s_versions.network_operator", CHARTS, row["chart_version"],
           minor, minor in chart_documented(row["chart_version"])) for row in CHARTS for minor in MINORS]
-        + [("calico_version", "version", "calico_releases", CALICO_ROWS, row["version"], minor,
+        + [("calico_version", "version", "ipu_k8s_versions.calico", CALICO_ROWS, row["version"], minor,
             minor in calico_documented(row["version"])) for row in CALICO_ROWS for minor in MINORS])
 
 
@@ -168,8 +170,8 @@ def test_a_pinned_row_is_accepted_exactly_on_the_minors_its_release_documents(se
                                                  ("network_operator_chart_version", "26.1.2", "1.37"),
                                                  ("calico_version", "v3.32.1", "1.37")])
 def test_an_end_of_support_chart_on_a_newer_minor_and_calico_past_its_range_are_refused(setting, value, minor):
-    rows, key, table = ((CHARTS, "chart_version", "network_operator_chart_table") if setting.startswith("network")
-                        else (CALICO_ROWS, "version", "calico_releases"))
+    rows, key, table = ((CHARTS, "chart_version", "ipu_k8s_versions.network_operator") if setting.startswith("network")
+                        else (CALICO_ROWS, "version", "ipu_k8s_versions.calico"))
     message = checks.pinned_release_problem(rows, minor, setting, value, key, table)
     assert message.startswith('%s is "%s", whose row in %s documents Kubernetes' % (setting, value, table)), message
     assert "not this cluster's %s" % minor in message
@@ -203,8 +205,8 @@ def test_a_pinned_row_without_its_images_is_refused_saying_why_and_what_to_do(ch
     # 26.4.2, 26.7.0 and 26.7.1: published.yaml names the images no page read here gives.
     assert set(CHART_FACTS[chart]["images_not_read"]) - set(CHART_FACTS[chart].get("images") or {})
     row, message = checks.network_operator_chart({
-        "network_operator_chart_table": CHARTS, "network_operator_chart_version": chart,
+        "releases": VERSIONS["network_operator"], "network_operator_chart_version": chart,
         "ipu_k8s_kubernetes_minor": minor, "network_operator_chart_sha256": "", "ipu_k8s_rdma_resource_prefix": "rdma"})
     assert row["chart_version"] == chart
-    assert message.startswith('network_operator_chart_version is "%s", whose row in network_operator_chart_table has '
+    assert message.startswith('network_operator_chart_version is "%s", whose row in ipu_k8s_versions.network_operator has '
                               "no images" % chart) and fix in message, message

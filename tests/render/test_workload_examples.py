@@ -19,7 +19,7 @@ from ansible_collections.ipu_k8s.cluster.plugins.module_utils import ipu_k8s_vip
 from ansible_collections.ipu_k8s.cluster.plugins.module_utils import ipu_k8s_rdma  # noqa: E402
 from playbook_runner import run_playbook  # noqa: E402
 
-SHARED = yaml.safe_load((ROOT / 'roles/ipu_k8s/defaults/main.yml').read_text())
+SHARED = yaml.safe_load((ROOT / 'roles/ipu_k8s/defaults/main/main.yml').read_text())
 MINOR = '.'.join(SHARED['ipu_k8s_kubernetes_version'].split('.')[:2])
 IPUJOB_CRD = SCHEMAS / 'ipu_operator' / 'ipujobs.graphcore.ai-1.2.0.yaml'
 

@@ -87,7 +87,7 @@ def test_a_minor_past_its_support_is_noticed_in_full():
 def test_when_every_minor_has_ended_the_notice_says_so():
     assert checks.kubernetes_support_warning('1.32.0', RELEASES, '2027-01-01') == (
         'Kubernetes 1.32 is past its upstream end of support (2026-02-28): it gets no more patches, security fixes '
-        'included. Move to a supported minor (none in preflight_kubernetes_releases) by setting '
+        'included. Move to a supported minor (none in ipu_k8s_versions.kubernetes) by setting '
         'ipu_k8s_kubernetes_version.')
 
 

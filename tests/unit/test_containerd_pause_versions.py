@@ -1,4 +1,4 @@
-"""The sandbox image per Kubernetes minor: the containerd role's table against the pause versions
+"""The sandbox image per Kubernetes minor: the pause of ipu_k8s_versions.kubernetes against the pause versions
 read upstream (tests/schemas/kubernetes/pause-versions.yaml), the default it gives, and the
 preflight rules on a site's own sandbox image."""
 
@@ -11,10 +11,10 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 FACTS = yaml.safe_load((ROOT / 'tests' / 'schemas' / 'kubernetes' / 'pause-versions.yaml').read_text())['kubernetes']
-TABLE = yaml.safe_load((ROOT / 'roles' / 'containerd' / 'vars' / 'main.yml').read_text())['__containerd_pause_versions']
+KUBERNETES = yaml.safe_load((ROOT / 'roles' / 'ipu_k8s' / 'defaults' / 'main' / 'versions.yml').read_text())['ipu_k8s_versions']['kubernetes']
+TABLE = {minor: row['pause'] for minor, row in KUBERNETES.items() if 'pause' in row}
 DEFAULT = yaml.safe_load((ROOT / 'roles' / 'containerd' / 'defaults' / 'main.yml').read_text())['containerd_sandbox_image']
-PREFLIGHT_MINORS = [str(row['version']) for row in yaml.safe_load(
-    (ROOT / 'roles' / 'preflight' / 'defaults' / 'main.yml').read_text())['preflight_kubernetes_releases']]
+PREFLIGHT_MINORS = list(KUBERNETES)
 _spec = importlib.util.spec_from_file_location('ipu_k8s_checks', ROOT / 'plugins' / 'filter' / 'ipu_k8s_checks.py')
 checks = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(checks)
@@ -26,7 +26,7 @@ def test_the_table_is_the_pause_versions_read_upstream():
 
 def default_for(minor):
     return jinja2.Environment().from_string(DEFAULT).render(
-        __containerd_pause_versions=TABLE, ipu_k8s_kubernetes_minor=minor)
+        ipu_k8s_versions={'kubernetes': KUBERNETES}, ipu_k8s_kubernetes_minor=minor)
 
 
 @pytest.mark.parametrize('minor', sorted(FACTS))
@@ -41,7 +41,7 @@ def test_1_36_gets_pause_3_10_2_and_1_35_pause_3_10_1():
 
 def problem(image, minor):
     return checks.problems({'sandbox_image': {'containerd_sandbox_image': image, 'ipu_k8s_kubernetes_minor': minor,
-                                              'pause_versions': TABLE}})
+                                              'kubernetes': KUBERNETES}})
 
 
 def test_a_minor_without_a_pause_version_is_refused_naming_the_setting():
@@ -69,7 +69,7 @@ def test_every_minor_preflight_knows_and_the_table_has_passes(minor):
     ('registry.k8s.io/pause:3.10', '1.37', False),
 ])
 def test_a_sandbox_image_other_than_kubeadms_pause_is_warned_of(image, minor, warned):
-    message = checks.sandbox_image_warning(image, minor, TABLE)
+    message = checks.sandbox_image_warning(image, minor, KUBERNETES)
     assert bool(message) is warned, message
     if warned:
         assert message.startswith('containerd_sandbox_image is "%s", but kubeadm %s expects pause:%s'

@@ -23,14 +23,16 @@ RELEASES_MD = {'1.34': ['2.1.3', '2.0.6', '1.7.28', '1.6.39'], '1.35': ['2.2.0',
 
 def check(candidate, minor, source='distribution'):
     package = {'distribution': 'containerd', 'docker': 'containerd.io'}[source]
-    return runtime.containerd_runtime_check(candidate, minor, RELEASES_MD, package, source)
+    return runtime.containerd_runtime_check(candidate, minor, {m: {'containerd': v} for m, v in RELEASES_MD.items()},
+                                            package, source)
 
 
 def test_the_role_table_is_containerds_table():
-    table = yaml.safe_load((ROOT / 'roles' / 'containerd' / 'vars' / 'main.yml').read_text())
+    rows = yaml.safe_load((ROOT / 'roles' / 'ipu_k8s' / 'defaults' / 'main' / 'versions.yml').read_text())['ipu_k8s_versions']['kubernetes']
+    table = {minor: row['containerd'] for minor, row in rows.items() if 'containerd' in row}
     facts = yaml.safe_load((ROOT / 'tests' / 'schemas' / 'containerd' / 'kubernetes-support.yaml').read_text())
-    assert {m: table['__containerd_kubernetes_support'][m] for m in RELEASES_MD} == RELEASES_MD
-    assert table['__containerd_kubernetes_support'] == facts['kubernetes']
+    assert {m: table[m] for m in RELEASES_MD} == RELEASES_MD
+    assert table == facts['kubernetes']
     assert facts['source']['tag'] == 'v2.3.4' and facts['source']['line'] == 151
 
 

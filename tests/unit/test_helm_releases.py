@@ -1,4 +1,4 @@
-"""The helm role's release table against the facts read upstream (tests/schemas/helm/releases.yaml),
+"""The Helm rows of ipu_k8s_versions against the facts read upstream (tests/schemas/helm/releases.yaml),
 and the choice it makes for each Kubernetes minor: a release inside Helm's documented version skew."""
 
 import importlib.util
@@ -12,8 +12,7 @@ _spec = importlib.util.spec_from_file_location('ipu_k8s_checks', ROOT / 'plugins
 _module = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_module)
 FACTS = yaml.safe_load((ROOT / 'tests' / 'schemas' / 'helm' / 'releases.yaml').read_text())
-DEFAULTS = yaml.safe_load((ROOT / 'roles' / 'helm' / 'defaults' / 'main.yml').read_text())
-TABLE = DEFAULTS['helm_releases']
+TABLE = yaml.safe_load((ROOT / 'roles' / 'ipu_k8s' / 'defaults' / 'main' / 'versions.yml').read_text())['ipu_k8s_versions']['helm']
 checks = _module.FilterModule().filters()
 
 
@@ -21,7 +20,8 @@ checks = _module.FilterModule().filters()
 def test_each_row_carries_the_range_and_checksums_read_upstream(version):
     fact, row = FACTS['releases'][version], TABLE[version]
     assert (row['kubernetes_min'], row['kubernetes_max']) == (fact['kubernetes']['min'], fact['kubernetes']['max'])
-    assert (row['amd64_sha256'], row['arm64_sha256']) == (fact['sha256']['amd64'], fact['sha256']['arm64'])
+    assert row['sha256'] == {'helm-v%s-linux-%s.tar.gz' % (version, arch): fact['sha256'][arch]
+                             for arch in ('amd64', 'arm64')}
 
 
 def test_the_table_has_no_row_without_its_facts():
@@ -50,13 +50,13 @@ def test_the_default_release_is_the_newest_serving_the_minor(minor, expected):
 
 def _problem(version, minor, checksum=''):
     return checks['ipu_k8s_problems']({'helm_download': {
-        'helm_version': version, 'helm_releases': TABLE, 'helm_tarball_checksum': checksum,
+        'helm_version': version, 'releases': TABLE, 'helm_tarball_checksum': checksum,
         'ipu_k8s_kubernetes_minor': minor}})
 
 
 def test_a_pinned_row_outside_its_skew_is_refused_naming_the_tables_pick():
     assert _problem('3.16.3', '1.35') == [
-        'helm_version is "3.16.3", whose row in helm_releases serves Kubernetes 1.28 to 1.31, not this cluster\'s '
+        'helm_version is "3.16.3", whose row in ipu_k8s_versions.helm serves Kubernetes 1.28 to 1.31, not this cluster\'s '
         '1.35 (ipu_k8s_kubernetes_version): Leave helm_version unset (remove it from the inventory) and the table '
         'picks 3.21.4 for Kubernetes 1.35, or choose a Kubernetes release from 1.28 to 1.31.']
 
@@ -67,7 +67,7 @@ def test_a_pinned_row_inside_its_skew_passes():
 
 def test_no_row_for_the_minor_says_what_to_set():
     [message] = _problem('', '1.37')
-    assert message.startswith('No row of helm_releases documents Kubernetes 1.37'), message
+    assert message.startswith('No row of ipu_k8s_versions.helm documents Kubernetes 1.37'), message
     assert 'helm_tarball_checksum' in message
 
 

@@ -56,7 +56,9 @@ def role_defaults():
     """{name: value} over every role's defaults/main.yml (the one home of a default)."""
     found = {}
     for role in ROLES:
-        found.update(yaml.safe_load((ROOT / "roles" / role / "defaults" / "main.yml").read_text()) or {})
+        for path in [ROOT / "roles" / role / "defaults" / "main.yml"] + sorted((ROOT / "roles" / role / "defaults" / "main").glob("*.yml")):
+            if path.exists():
+                found.update(yaml.safe_load(path.read_text()) or {})
     return found
 
 
@@ -82,7 +84,7 @@ def shown_defaults():
                 shown[match.group(1)] = yaml.safe_load(text)[match.group(1)]
             except yaml.YAMLError:
                 # An abbreviated table that points at its full default: a summary, not a value.
-                assert "defaults/main.yml" in text, f"{path.name}: cannot read the value shown: {text}"
+                assert "/defaults/main" in text, f"{path.name}: cannot read the value shown: {text}"
                 shown[match.group(1)] = SUMMARY
     return shown
 

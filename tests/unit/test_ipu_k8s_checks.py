@@ -116,9 +116,9 @@ def test_release_for_minor_compares_minors_and_versions_as_numbers():
 
 # --- a pinned release against its row's Kubernetes range -------------------------------
 def test_pinned_release_outside_its_rows_range_names_setting_value_minor_range_and_fix():
-    message = checks.pinned_release_problem(ROWS, '1.30', 'calico_version', 'v3.9.2', 'version', 'calico_releases')
+    message = checks.pinned_release_problem(ROWS, '1.30', 'calico_version', 'v3.9.2', 'version', 'ipu_k8s_versions.calico')
     assert message == (
-        'calico_version is "v3.9.2", whose row in calico_releases serves Kubernetes 1.24 to 1.27, not this '
+        'calico_version is "v3.9.2", whose row in ipu_k8s_versions.calico serves Kubernetes 1.24 to 1.27, not this '
         'cluster\'s 1.30 (ipu_k8s_kubernetes_version): Leave calico_version unset (remove it from the inventory) and the table picks v3.11.0 for '
         'Kubernetes 1.30, or choose a Kubernetes release from 1.24 to 1.27.')
 
@@ -126,9 +126,9 @@ def test_pinned_release_outside_its_rows_range_names_setting_value_minor_range_a
 def test_pinned_chart_for_a_minor_no_row_serves_asks_for_a_documented_release():
     rows = [{'chart_version': '25.4.0', 'kubernetes_min': '1.29', 'kubernetes_max': '1.32'}]
     message = checks.pinned_release_problem(rows, '1.35', 'network_operator_chart_version', '25.4.0',
-                                            'chart_version', 'network_operator_chart_table')
+                                            'chart_version', 'ipu_k8s_versions.network_operator')
     assert message == (
-        'network_operator_chart_version is "25.4.0", whose row in network_operator_chart_table serves Kubernetes '
+        'network_operator_chart_version is "25.4.0", whose row in ipu_k8s_versions.network_operator serves Kubernetes '
         '1.29 to 1.32, not this cluster\'s 1.35 (ipu_k8s_kubernetes_version): Set network_operator_chart_version '
         'to a release documented for Kubernetes 1.35 (and give its row that range), or choose a Kubernetes '
         'release from 1.29 to 1.32.')
@@ -140,13 +140,13 @@ def test_pinned_chart_for_a_minor_no_row_serves_asks_for_a_documented_release():
     ('1.40', ''),                                                # nothing pinned
 ])
 def test_pinned_release_within_its_range_or_of_no_row_passes(minor, value):
-    assert checks.pinned_release_problem(ROWS, minor, 'calico_version', value, 'version', 'calico_releases') == ''
+    assert checks.pinned_release_problem(ROWS, minor, 'calico_version', value, 'version', 'ipu_k8s_versions.calico') == ''
 
 
 def test_pinned_release_whose_row_documents_no_range_is_refused():
     # A row without a Kubernetes range is not choosable: nothing says its release works with any minor.
-    assert checks.pinned_release_problem(ROWS, '1.40', 'calico_version', 'v3.10.3', 'version', 'calico_releases') == (
-        'calico_version is "v3.10.3", whose row in calico_releases gives no Kubernetes range its release documents, '
+    assert checks.pinned_release_problem(ROWS, '1.40', 'calico_version', 'v3.10.3', 'version', 'ipu_k8s_versions.calico') == (
+        'calico_version is "v3.10.3", whose row in ipu_k8s_versions.calico gives no Kubernetes range its release documents, '
         'so nothing says it works with this cluster\'s 1.40 (ipu_k8s_kubernetes_version): Set calico_version to a '
         'release documented for Kubernetes 1.40 (and give its row that range), or give the row the range its '
         'release documents.')
@@ -484,7 +484,7 @@ def test_kinds_are_checked_in_the_order_given_and_only_bad_settings_speak():
     # that finds nothing wrong adds nothing.
     assert checks.problems({'seconds': {'c_timeout': 5, 'b_timeout': 0, 'a_timeout': -1},
                             'helm_download': {'helm_version': '3.16.3',
-                                              'helm_releases': {'3.16.3': {'kubernetes_min': '1.28',
+                                              'releases': {'3.16.3': {'kubernetes_min': '1.28',
                                                                            'kubernetes_max': '1.31'}},
                                               'ipu_k8s_kubernetes_minor': '1.31',
                                               'helm_tarball_checksum': ''},
@@ -622,17 +622,17 @@ def test_the_shared_rules_read_their_settings_by_name():
 
 CRDS = 'a' * 64
 OPERATOR = 'b' * 64
-CALICO_RELEASES = [{'version': 'v3.29.6', 'kubernetes_min': '1.29', 'kubernetes_max': '1.31',
-                    'sha256': {'operator-crds.yaml': CRDS, 'tigera-operator.yaml': OPERATOR}},
-                   {'version': 'v3.30.2', 'documented_min': '1.30', 'documented_max': '1.35',
-                    'sha256': {'operator-crds.yaml': CRDS, 'tigera-operator.yaml': OPERATOR}},
-                   {'version': 'v3.31.7', 'kubernetes_min': '1.32', 'kubernetes_max': '1.35',
-                    'sha256': {'operator-crds.yaml': CRDS, 'tigera-operator.yaml': OPERATOR}}]
+CALICO_RELEASES = {'v3.29.6': {'kubernetes_min': '1.29', 'kubernetes_max': '1.31',
+                               'sha256': {'operator-crds.yaml': CRDS, 'tigera-operator.yaml': OPERATOR}},
+                   'v3.30.2': {'documented_min': '1.30', 'documented_max': '1.35',
+                               'sha256': {'operator-crds.yaml': CRDS, 'tigera-operator.yaml': OPERATOR}},
+                   'v3.31.7': {'kubernetes_min': '1.32', 'kubernetes_max': '1.35',
+                               'sha256': {'operator-crds.yaml': CRDS, 'tigera-operator.yaml': OPERATOR}}}
 
 
 def calico(version='v3.31.7', minor='1.33', checksums=None, manifests=('operator-crds.yaml', 'tigera-operator.yaml')):
     return checks.problems({'calico_release': {
-        'calico_version': version, 'calico_releases': CALICO_RELEASES, 'calico_manifests': list(manifests),
+        'calico_version': version, 'releases': CALICO_RELEASES, 'calico_manifests': list(manifests),
         'calico_manifest_checksums': {'operator-crds.yaml': CRDS, 'tigera-operator.yaml': OPERATOR}
         if checksums is None else checksums, 'ipu_k8s_kubernetes_minor': minor}})
 
@@ -646,12 +646,12 @@ def test_a_calico_release_of_the_minor_or_pinned_within_its_documented_range_pas
 def test_no_calico_release_tag_is_refused_naming_the_minor(version):
     assert calico(version, '1.40') == [
         'No Calico release for Kubernetes 1.40 ("%s"). Set calico_version (e.g. v3.31.7) to a release whose system '
-        'requirements list this Kubernetes minor, or give its calico_releases row the tested range.' % version]
+        'requirements list this Kubernetes minor, or give its ipu_k8s_versions.calico row the tested range.' % version]
 
 
 def test_a_pinned_calico_release_outside_its_range_is_refused():
     assert calico('v3.29.6', '1.33') == [
-        'calico_version is "v3.29.6", whose row in calico_releases serves Kubernetes 1.29 to 1.31, not this '
+        'calico_version is "v3.29.6", whose row in ipu_k8s_versions.calico serves Kubernetes 1.29 to 1.31, not this '
         'cluster\'s 1.33 (ipu_k8s_kubernetes_version): Leave calico_version unset (remove it from the inventory) and the table picks v3.31.7 for '
         'Kubernetes 1.33, or choose a Kubernetes release from 1.29 to 1.31.']
 
@@ -665,7 +665,7 @@ def test_a_pinned_calico_release_outside_its_range_is_refused():
 def test_a_calico_manifest_without_a_sha256_is_refused_naming_it(checksums, missing):
     assert calico('v3.99.0', '1.33', checksums) == [
         'calico_version is v3.99.0, and calico_manifest_checksums has no sha256 (64 lowercase hex digits) for %s. '
-        'Choose a release of calico_releases (v3.31.7 is the newest), or set calico_manifest_checksums to the '
+        'Choose a release of ipu_k8s_versions.calico (v3.31.7 is the newest), or set calico_manifest_checksums to the '
         'files\' sha256 (git show v3.99.0:manifests/FILE | sha256sum in a clone of projectcalico/calico).' % missing]
 
 
@@ -680,7 +680,7 @@ def test_a_release_of_the_table_needs_no_checksum_from_the_site():
 def test_a_sites_checksum_that_is_not_one_is_refused_even_when_the_row_has_one():
     assert calico('v3.31.7', '1.33', {'tigera-operator.yaml': 'sha256:' + OPERATOR}) == [
         'calico_version is v3.31.7, and calico_manifest_checksums has no sha256 (64 lowercase hex digits) for '
-        'tigera-operator.yaml. Choose a release of calico_releases (v3.31.7 is the newest), or set '
+        'tigera-operator.yaml. Choose a release of ipu_k8s_versions.calico (v3.31.7 is the newest), or set '
         'calico_manifest_checksums to the files\' sha256 (git show v3.31.7:manifests/FILE | sha256sum in a clone of '
         'projectcalico/calico).']
 
@@ -691,7 +691,7 @@ HELM_RANGE = {'kubernetes_min': '1.28', 'kubernetes_max': '1.31'}
 def helm(version, checksum=''):
     return checks.problems({'helm_download': {'helm_version': version, 'helm_tarball_checksum': checksum,
                                               'ipu_k8s_kubernetes_minor': '1.31',
-                                              'helm_releases': {'3.16.3': HELM_RANGE, '3.17.0': HELM_RANGE}}})
+                                              'releases': {'3.16.3': HELM_RANGE, '3.17.0': HELM_RANGE}}})
 
 
 def test_a_helm_release_of_the_table_or_with_a_checksum_passes():
@@ -700,7 +700,7 @@ def test_a_helm_release_of_the_table_or_with_a_checksum_passes():
 
 def test_a_helm_release_nothing_could_check_is_refused():
     assert helm('3.99.0') == [
-        'helm_version is 3.99.0, which is not a row of helm_releases (known: 3.16.3, 3.17.0), and '
+        'helm_version is 3.99.0, which is not a row of ipu_k8s_versions.helm (known: 3.16.3, 3.17.0), and '
         'helm_tarball_checksum is empty, so nothing could check the download. Choose a known release, or set '
         'helm_tarball_checksum to the sha256 published in https://get.helm.sh/helm-v3.99.0-linux-ARCH.tar.gz.sha256sum.']
 
@@ -742,15 +742,17 @@ def test_an_endpoint_with_a_scheme_or_path_or_a_port_outside_1_65535_is_refused(
         'scheme or path: kubeadm writes it into the certificates and kubeconfigs as it is.' % (port, value)]
 
 
-CHARTS = {'1.1.0': {'archive': 'ipu-operator-helm-chart-1.1.0.tgz', 'sha256': 'c' * 64, 'ships_crd': False},
-          '1.2.0': {'archive': 'ipu-operator-helm-chart-1.2.0.tgz', 'sha256': 'd' * 64, 'ships_crd': True},
-          '1.3.0': {'archive': 'ipu-operator-helm-chart-1.3.0.tgz', 'sha256': 'e' * 64, 'ships_crd': 'no',
-                    'crd_sha256': 'f' * 64}}
+CHARTS = {'1.1.0': {'archive': 'ipu-operator-helm-chart-1.1.0.tgz',
+                    'sha256': {'ipu-operator-helm-chart-1.1.0.tgz': 'c' * 64}, 'ships_crd': False},
+          '1.2.0': {'archive': 'charts/ipu-operator-helm-chart-1.2.0.tgz',
+                    'sha256': {'ipu-operator-helm-chart-1.2.0.tgz': 'd' * 64}, 'ships_crd': True},
+          '1.3.0': {'archive': 'ipu-operator-helm-chart-1.3.0.tgz', 'ships_crd': 'no',
+                    'sha256': {'ipu-operator-helm-chart-1.3.0.tgz': 'e' * 64, 'graphcore_ai_ipujobs.yaml': 'f' * 64}}}
 
 
 def ipu_operator(version='1.2.0', url='', local_path='', checksum='', charts=None):
     return checks.problems({'ipu_operator_chart': {
-        'ipu_operator_chart_version': version, 'ipu_operator_charts': CHARTS if charts is None else charts,
+        'ipu_operator_chart_version': version, 'releases': CHARTS if charts is None else charts,
         'ipu_operator_crd_url': url, 'ipu_operator_crd_local_path': local_path,
         'ipu_operator_crd_checksum': checksum}})
 
@@ -765,19 +767,21 @@ def test_a_chart_row_that_can_be_verified_passes(settings):
 
 def test_a_chart_version_without_a_row_is_refused_listing_the_rows():
     assert ipu_operator('9.9.9') == [
-        'ipu_operator_chart_version is "9.9.9", which has no row in ipu_operator_charts (1.1.0, 1.2.0, 1.3.0): pick '
-        'one of those, or add a row with the facts read in that chart (archive, sha256, ships_crd, crd_sha256, '
-        'kube_rbac_proxy_image).']
+        'ipu_operator_chart_version is "9.9.9", which has no row in ipu_k8s_versions.ipu_operator (1.1.0, 1.2.0, 1.3.0): '
+        'pick one of those, or add a row with the facts read in that chart (archive, sha256 of the archive and of a '
+        'CRD it does not ship, ships_crd, images.kube_rbac_proxy).']
 
 
 @pytest.mark.parametrize('row, archive, digest', [
-    ({'archive': 'x.tgz', 'sha256': 'sha256:' + 'c' * 64, 'ships_crd': True}, 'x.tgz', 'sha256:' + 'c' * 64),
-    ({'archive': '', 'sha256': 'c' * 64, 'ships_crd': True}, '', 'c' * 64),
+    ({'archive': 'x.tgz', 'sha256': {'x.tgz': 'sha256:' + 'c' * 64}, 'ships_crd': True}, 'x.tgz', 'sha256:' + 'c' * 64),
+    ({'archive': 'x.tgz', 'sha256': {'y.tgz': 'c' * 64}, 'ships_crd': True}, 'x.tgz', ''),
+    ({'archive': '', 'sha256': {'x.tgz': 'c' * 64}, 'ships_crd': True}, '', ''),
     ({'ships_crd': True}, '', '')])
 def test_a_chart_row_without_its_archive_or_sha256_is_refused(row, archive, digest):
     assert ipu_operator('2.0.0', charts={'2.0.0': row}) == [
-        'ipu_operator_charts["2.0.0"] has archive "%s" and sha256 "%s": give the archive\'s path in the repository '
-        'and its sha256 (64 lower-case hex digits, the digest in the repository\'s index.yaml).' % (archive, digest)]
+        'ipu_k8s_versions.ipu_operator["2.0.0"] has archive "%s" and sha256 "%s" for it: give the archive\'s path in '
+        'the repository and its sha256 under its file name (64 lower-case hex digits, the digest in the repository\'s '
+        'index.yaml).' % (archive, digest)]
 
 
 @pytest.mark.parametrize('version', ['1.1.0', '1.3.0'])
@@ -843,7 +847,7 @@ def test_an_ansible_become_that_is_no_boolean_does_not_become_root(become_on):
 
 
 def test_a_chart_row_that_does_not_say_it_ships_the_crd_needs_a_crd_source():
-    assert ipu_operator('2.0.0', charts={'2.0.0': {'archive': 'x.tgz', 'sha256': 'c' * 64}}) == [
+    assert ipu_operator('2.0.0', charts={'2.0.0': {'archive': 'x.tgz', 'sha256': {'x.tgz': 'c' * 64}}}) == [
         'Chart 2.0.0 does not ship the IPUJob CRD and ipu_operator_crd_url and ipu_operator_crd_local_path are empty: '
         'set ipu_operator_crd_url to the graphcore.ai_ipujobs_*.yaml asset of the matching graphcore/helm-charts '
         'release, or ipu_operator_crd_local_path to a copy of it on the Ansible control node.']
@@ -852,7 +856,7 @@ def test_a_chart_row_that_does_not_say_it_ships_the_crd_needs_a_crd_source():
 @pytest.mark.parametrize('releases', [[], None])
 def test_no_calico_release_tag_and_an_empty_table_give_a_tag_pattern_as_the_example(releases):
     assert checks.problems({'calico_release': {
-        'calico_version': '', 'calico_releases': releases, 'calico_manifests': ['tigera-operator.yaml'],
+        'calico_version': '', 'releases': releases, 'calico_manifests': ['tigera-operator.yaml'],
         'calico_manifest_checksums': {}, 'ipu_k8s_kubernetes_minor': '1.33'}}) == [
         'No Calico release for Kubernetes 1.33 (""). Set calico_version (e.g. vX.Y.Z) to a release whose system '
-        'requirements list this Kubernetes minor, or give its calico_releases row the tested range.']
+        'requirements list this Kubernetes minor, or give its ipu_k8s_versions.calico row the tested range.']

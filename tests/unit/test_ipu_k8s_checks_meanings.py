@@ -391,9 +391,9 @@ def test_a_sites_sha256_not_as_sha256sum_prints_it_is_refused(value):
 
 def test_a_local_directory_file_is_checked_against_the_tables_sha256_when_the_site_gives_none(abc):
     value = {'path': str(abc.parent), 'files': {abc.name: ''}, 'sha256_setting': 'calico_manifest_checksums',
-             'pinned_files': {abc.name: 'e' * 64}, 'pinned_setting': 'sha256 of %s in the v3.29.3 row of calico_releases'}
+             'pinned_files': {abc.name: 'e' * 64}, 'pinned_setting': 'sha256 of %s in the v3.29.3 row of ipu_k8s_versions.calico'}
     assert problem('local_file', 'calico_manifests_local_path', value).endswith(
-        'expected %s (sha256 of %s in the v3.29.3 row of calico_releases). Put the published file there, or correct '
-        'sha256 of %s in the v3.29.3 row of calico_releases.' % ('e' * 64, abc.name, abc.name))
+        'expected %s (sha256 of %s in the v3.29.3 row of ipu_k8s_versions.calico). Put the published file there, or correct '
+        'sha256 of %s in the v3.29.3 row of ipu_k8s_versions.calico.' % ('e' * 64, abc.name, abc.name))
     assert problem('local_file', 'calico_manifests_local_path', dict(value, files={abc.name: ABC_SHA256})) == ''
     assert problem('local_file', 'calico_manifests_local_path', dict(value, pinned_files={abc.name: ABC_SHA256})) == ''

@@ -30,8 +30,12 @@ TYPES = {
 
 
 def defaults(role):
-    path = ROOT / 'roles' / role / 'defaults' / 'main.yml'
-    return (yaml.safe_load(path.read_text()) or {}) if path.exists() else {}
+    """The role's defaults as Ansible loads them: defaults/main.yml, or every file of defaults/main/."""
+    found = {}
+    for path in [ROOT / 'roles' / role / 'defaults' / 'main.yml'] + sorted((ROOT / 'roles' / role / 'defaults' / 'main').glob('*.yml')):
+        if path.exists():
+            found.update(yaml.safe_load(path.read_text()) or {})
+    return found
 
 
 def entry_points(role):
@@ -169,10 +173,10 @@ def test_defaults_pass_the_argument_spec(role):
 def test_a_default_added_back_to_the_spec_is_found():
     opts = copy.deepcopy(entry_points('kubeadm')['main'])
     opts['kubeadm_cluster_name']['default'] = 'kubernetes'
-    table = copy.deepcopy(entry_points('network_operator')['main'])
-    table['network_operator_chart_table']['options']['layout']['default'] = 'policy'
+    table = copy.deepcopy(entry_points('ipu_k8s')['validate'])
+    table['ipu_k8s_versions']['options']['helm']['default'] = {}
     assert spec_defaults(opts) == ['kubeadm_cluster_name']
-    assert spec_defaults(table) == ['network_operator_chart_table.layout']
+    assert spec_defaults(table) == ['ipu_k8s_versions.helm']
 
 
 @pytest.mark.parametrize('name, value, problem', [
@@ -194,9 +198,11 @@ def test_a_default_outside_its_choices_or_elements_is_found():
     assert type_problems('c', option, 'ubuntu') == ["c: 'ubuntu' not in choices ['distribution', 'docker']"]
 
 
-def test_a_table_row_with_an_unknown_field_fails_the_spec():
-    opts = entry_points('network_operator')['main']
-    table = [dict(row) for row in defaults('network_operator')['network_operator_chart_table']]
-    table[-1]['chart_sha265'] = table[-1].pop('chart_sha256', 'x')
-    errors = validator_errors(opts, {'network_operator_chart_table': table})
-    assert len(errors) == 1 and 'chart_sha265' in errors[0], errors
+def test_a_versions_table_with_an_unknown_component_fails_the_spec():
+    # A row's fields are held by tests/unit/test_versions_shape.py (rows are keyed by version,
+    # which an argument spec cannot name); the spec holds the components.
+    opts = entry_points('ipu_k8s')['validate']
+    versions = dict(defaults('ipu_k8s')['ipu_k8s_versions'])
+    versions['helm_releases'] = versions.pop('helm')
+    errors = validator_errors(opts, {'ipu_k8s_versions': versions})
+    assert len(errors) == 2 and any('helm_releases' in e for e in errors) and any('helm' in e for e in errors), errors

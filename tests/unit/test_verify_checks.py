@@ -32,8 +32,8 @@ TABLE_END = '<!-- end of verify checks -->'
 def rendered(value):
     """The list as Ansible renders it with the roles' defaults (docs/verify.md shows these)."""
     variables = {}
-    for role in ('ipu_k8s', 'verify'):
-        variables.update(yaml.safe_load((ROOT / 'roles' / role / 'defaults' / 'main.yml').read_text()) or {})
+    for path in ('ipu_k8s/defaults/main/main.yml', 'ipu_k8s/defaults/main/versions.yml', 'verify/defaults/main.yml'):
+        variables.update(yaml.safe_load((ROOT / 'roles' / path).read_text()) or {})
     env = jinja2.Environment(undefined=jinja2.StrictUndefined)
 
     def walk(node):

@@ -273,5 +273,5 @@ def test_one_address_under_two_names_is_refused():
 
 def test_the_inventory_defaults_are_the_modules_defaults():
     # The modules' defaults (module_utils) and the inventory's (roles/ipu_k8s) name one port and label.
-    defaults = yaml.safe_load((Path(__file__).resolve().parents[2] / 'roles' / 'ipu_k8s' / 'defaults' / 'main.yml').read_text())
+    defaults = yaml.safe_load((Path(__file__).resolve().parents[2] / 'roles' / 'ipu_k8s' / 'defaults' / 'main' / 'main.yml').read_text())
     assert (defaults['ipu_k8s_vipu_default_port'], defaults['ipu_k8s_ipu_node_label']) == (DEFAULT_VIPU_PORT, DEFAULT_IPU_NODE_LABEL)

@@ -27,7 +27,7 @@ CONFIG = "/etc/containerd/config.toml"
 # The pause kubeadm expects at the lab's Kubernetes minor (the default release; the tags per minor
 # come from tests/schemas/kubernetes/pause-versions.yaml, read upstream).
 _ROOT = Path(__file__).resolve().parents[3]
-_MINOR = ".".join(yaml.safe_load((_ROOT / "roles/ipu_k8s/defaults/main.yml").read_text())
+_MINOR = ".".join(yaml.safe_load((_ROOT / "roles/ipu_k8s/defaults/main/main.yml").read_text())
                   ["ipu_k8s_kubernetes_version"].split(".")[:2])
 SANDBOX_IMAGE = "registry.k8s.io/pause:" + yaml.safe_load(
     (_ROOT / "tests/schemas/kubernetes/pause-versions.yaml").read_text())["kubernetes"][_MINOR]["pause"]
