@@ -15,11 +15,10 @@ import subprocess
 import threading
 
 import pytest
-import yaml
 from kubernetes import watch
 
 from testlib import client_lock_pins
-from api_site import CONTROL_PLANE, IPU_NODES, NODES, RDMA_INTERFACE, ROOT, VIPU_LABEL
+from api_site import CONTROL_PLANE, IPU_NODES, NODES, RDMA_INTERFACE, VIPU_LABEL
 from api_client import (Api, advertise_rdma_resource, helm, network_operator_run, play_macvlan_operator, releases,
                         report_rows)
 
