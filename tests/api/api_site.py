@@ -325,6 +325,8 @@ class Site:
                 # the stand-in chart's own sha256, as a site sets the one it checked
                 'network_operator_chart_sha256': hashlib.sha256(self.network_operator_chart.read_bytes()).hexdigest(),
                 'network_operator_wait_timeout': 120,
+                # hollow pods are Ready within seconds: look every 2 s, not every 10
+                'ipu_k8s_wait_poll_seconds': 2,
                 'network_operator_chart_cache_dir': str(self.dir / 'network-operator-charts'),
                 'ipu_operator_chart_local_path': str(self.ipu_operator_chart),
                 # the stand-in chart's own sha256 in place of the real archive's pin

@@ -348,6 +348,8 @@ def test_each_roles_own_rule_is_refused_at_preflight(batch_runs, case, needles):
      ('ipu_k8s_rdma_network_name is "rdma_net", which is not a valid Kubernetes name', 'e.g. rdma-net')),
     ('ipu_k8s', 'ipu_k8s_ipu_operator_namespace', 'IPU-Operator',
      ('ipu_k8s_ipu_operator_namespace is "IPU-Operator", which is not a valid Kubernetes name', 'e.g. ipu-operator')),
+    ('ipu_k8s', 'ipu_k8s_wait_poll_seconds', 0,
+     ('ipu_k8s_wait_poll_seconds is "0": give a positive whole number of seconds',)),
     ('ipu_k8s-2', 'ipu_k8s_network_operator_release', 'network-operator-' + 'x' * 40,
      ('ipu_k8s_network_operator_release is "network-operator-%s", which is not a valid Helm release name' % ('x' * 40),
       'at most 53')),

@@ -219,10 +219,14 @@ def test_a_wait_retries_before_it_fails(tmp_path, api):
                    pod('tigera-operator-5d7f-q', 'tigera-operator', {'name': 'tigera-operator'}, ready=False,
                        waiting={'reason': 'ErrImagePull', 'message': 'failed to pull and unpack image: not found'},
                        image='quay.io/tigera/operator:v1.38.0')]
-    result = run(tmp_path, api, 'calico', ['apply', 'wait'], calico_wait_timeout=20)
+    # Every ipu_k8s_wait_poll_seconds the wait looks again, as many times as fill the timeout:
+    # 6 s at 2 s apart is a first look and 3 more, 4 tries (ansible-core 2.19's until counts the
+    # first run in: ansible/executor/task_executor.py lines 606-608 and 733, `retries` = 1 + task retries).
+    result = run(tmp_path, api, 'calico', ['apply', 'wait'], calico_wait_timeout=6, ipu_k8s_wait_poll_seconds=2)
     retries = [e for e in result.events if e['event'] == 'runner_retry']
-    assert retries and all('Wait until these pods are Ready - the Tigera operator' in e['event_data']['task']
-                           for e in retries), result.stdout[-4000:]
+    assert len(retries) == 3 and all(e['event_data']['task'].startswith(
+        'Wait until these pods are Ready - the Tigera operator') for e in retries), result.stdout[-4000:]
+    assert [e['event_data']['res']['retries'] for e in retries] == [4] * 3
     msg = failure_message(result)
     assert ('- tigera-operator/tigera-operator-5d7f-q container main: ErrImagePull of image '
             'quay.io/tigera/operator:v1.38.0: failed to pull and unpack image: not found') in msg
