@@ -111,9 +111,9 @@ def test_each_tier_time_and_counts_close_the_output(tmp_path):
     assert re.fullmatch(r" +total +\d+:\d\d", lines[-2]), lines[-4:]
 
 
-def run_static(tmp_path, playbook="site.yml", tools=None):
+def run_static(tmp_path, module=None, tools=None):
     """scripts/test static on a copy whose linters are stand-ins: each tool of tools (name:
-    shell script) as given, the others passing."""
+    shell script) as given, the others passing; `module`, a module file of that name."""
     repo = tmp_path / "repo"
     (repo / "scripts").mkdir(parents=True)
     (repo / "playbooks").mkdir()
@@ -126,7 +126,9 @@ def run_static(tmp_path, playbook="site.yml", tools=None):
         (repo / tool).chmod(0o755)
     (repo / "inventories" / "lab" / "hosts.yml").write_text("all: {}\n")
     (repo / "site.yml").write_text("[]\n")
-    (repo / "playbooks" / playbook).write_text("[]\n")
+    (repo / "playbooks" / "verify.yml").write_text("[]\n")
+    if module:
+        (repo / "plugins" / "modules" / ("%s.py" % module)).write_text("")
     return subprocess.run([str(repo / "scripts" / "test"), "static"], cwd=repo, capture_output=True, text=True,
                           timeout=300)
 
@@ -161,15 +163,15 @@ def test_each_failure_is_said_again_next_to_the_summary(tmp_path):
 
 
 def test_a_long_check_name_widens_its_column(tmp_path):
-    """The static tier with stand-in linters: a playbook name longer than any fixed column."""
-    long_name = "a_playbook_whose_name_is_much_longer_than_the_old_fifty_eight_columns.yml"
+    """The static tier with stand-in linters: a module name longer than any fixed column."""
+    long_name = "a_module_whose_name_is_much_longer_than_the_old_fifty_eight_columns"
     proc = run_static(tmp_path, long_name)
     rows = [line for line in proc.stdout.splitlines() if line.startswith("static ")]
     assert any(long_name in row for row in rows), proc.stdout
     # Every row's status starts in the same column, after the longest name.
     columns = {re.search(r" (PASS|FAIL) +\d+s$", row).start() for row in rows}
     assert len(columns) == 1, rows
-    assert columns.pop() > len("static       syntax-check playbooks/%s (inventories/lab)" % long_name) - 1
+    assert columns.pop() > len("static       ansible-doc ipu_k8s.cluster.%s" % long_name) - 1
 
 
 def test_the_api_and_molecule_tiers_run_in_lanes_of_their_own_and_are_reported_in_order(tmp_path):
