@@ -339,3 +339,73 @@ def test_a_write_sysctl_refuses_fails_with_what_it_said_even_at_exit_code_0(node
         node({'node_prep_kernel_modules': [], 'node_prep_sysctls': {'net.ipv4.ip_forward': 'yes'}})
     assert failed.value.result == {'msg': 'setting net.ipv4.ip_forward failed: ' + err}
     assert not (node.path / '90-ipu-k8s.conf').exists()
+
+
+# --- parameters dropped from node_prep_sysctls leave the file (ansible.builtin.lineinfile) ---
+LINEINFILE = Path(basic.__file__).resolve().parents[1] / 'modules' / 'lineinfile.py'
+
+
+def prune(path, sysctls, check_mode=False, monkeypatch=None):
+    """The role's "Remove from node_prep_sysctl_file ..." task, its regexp templated as Ansible
+    does from node_prep_sysctls, run by the lineinfile module of the pinned ansible-core."""
+    task = next(task for task in yaml.safe_load((ROLE / 'tasks' / 'main.yml').read_text())
+                if 'ansible.builtin.lineinfile' in task)
+    templar = Templar(loader=DataLoader(), variables={'node_prep_sysctls': sysctls, 'node_prep_sysctl_file': str(path)})
+    templar.available_variables = dict(templar.available_variables,
+                                       **{name: templar.template(trust_as_template(value))
+                                          for name, value in task['vars'].items()})
+    args = templar.template({key: trust_as_template(value) if isinstance(value, str) else value
+                             for key, value in task['ansible.builtin.lineinfile'].items()})
+    spec = importlib.util.spec_from_file_location('bundled_lineinfile', LINEINFILE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with patch_module_args(dict(args, _ansible_check_mode=check_mode, _ansible_tmpdir=str(path.parent))):
+        try:
+            module.main()
+        except ModuleExit as exited:
+            return exited.result
+    raise AssertionError('lineinfile returned without exit_json or fail_json')
+
+
+@pytest.fixture
+def module_exits(monkeypatch):
+    monkeypatch.setattr(basic.AnsibleModule, 'exit_json', lambda self, **kw: (_ for _ in ()).throw(ModuleExit(kw)))
+    monkeypatch.setattr(basic.AnsibleModule, 'fail_json', lambda self, **kw: (_ for _ in ()).throw(ModuleFail(kw)))
+
+
+def test_a_parameter_dropped_from_the_settings_leaves_the_file_and_the_rest_stays(tmp_path, module_exits):
+    conf = tmp_path / '90-ipu-k8s.conf'
+    # What an earlier run wrote with one more key (ansible.posix.sysctl's `name=value`), a
+    # hand-spaced line of a kept key, and a comment.
+    conf.write_text('# set by ipu-k8s\n' + FILE_CONTENT + 'net.ipv4.conf.all.rp_filter=0\n'
+                    'net.ipv4.ip_forward = 1\n\n')
+    result = prune(conf, SYSCTLS)
+    assert result['changed'] and result['found'] == 1, result
+    assert conf.read_text() == '# set by ipu-k8s\n' + FILE_CONTENT + 'net.ipv4.ip_forward = 1\n\n'
+    # the dots are literal: net.ipv4.ip_forward keeps no look-alike such as net_ipv4_ip_forward
+    conf.write_text(FILE_CONTENT + 'net_ipv4_ip_forward=1\n')
+    assert prune(conf, SYSCTLS)['changed']
+    assert conf.read_text() == FILE_CONTENT
+
+
+def test_a_file_with_only_the_settings_is_left_alone_and_a_missing_one_is_not_made(tmp_path, module_exits):
+    conf = tmp_path / '90-ipu-k8s.conf'
+    conf.write_text(FILE_CONTENT)
+    assert not prune(conf, SYSCTLS)['changed']
+    assert conf.read_text() == FILE_CONTENT
+    missing = tmp_path / 'none.conf'
+    assert not prune(missing, SYSCTLS)['changed'] and not missing.exists()
+
+
+def test_check_mode_says_a_dropped_parameter_would_go_and_keeps_it(tmp_path, module_exits):
+    conf = tmp_path / '90-ipu-k8s.conf'
+    conf.write_text(FILE_CONTENT + 'vm.swappiness=10\n')
+    assert prune(conf, SYSCTLS, check_mode=True)['changed']
+    assert conf.read_text() == FILE_CONTENT + 'vm.swappiness=10\n'
+
+
+def test_with_no_settings_every_parameter_line_goes(tmp_path, module_exits):
+    conf = tmp_path / '90-ipu-k8s.conf'
+    conf.write_text('# nothing\n' + FILE_CONTENT)
+    assert prune(conf, {})['changed']
+    assert conf.read_text() == '# nothing\n'
