@@ -177,6 +177,11 @@ def _rows(rows, key='version'):
     return rows or []
 
 
+def _version_key(version):
+    """A release's numbers in order ("v3.31.7" -> (3, 31, 7)), to find the newest of several."""
+    return tuple(int(n) for n in re.findall(r'[0-9]+', str(version)))
+
+
 def release_for_minor(rows, minor, key='version'):
     """The newest row (by its KEY version) whose tested Kubernetes range, kubernetes_min to
     kubernetes_max, includes MINOR; {} when none does. A row without a range is never chosen.
@@ -185,7 +190,7 @@ def release_for_minor(rows, minor, key='version'):
         return {}
     fits = [row for row in _rows(rows, key) if 'kubernetes_min' in row
             and _minor_tuple(row['kubernetes_min']) <= _minor_tuple(minor) <= _minor_tuple(row['kubernetes_max'])]
-    return max(fits, key=lambda row: tuple(int(n) for n in re.findall(r'[0-9]+', str(row[key]))), default={})
+    return max(fits, key=lambda row: _version_key(row[key]), default={})
 
 
 def pinned_release_problem(rows, minor, setting, value, key='version', table='the table'):
@@ -641,8 +646,7 @@ def calico_release_problem(settings):
     for every manifest it applies."""
     version, releases = settings['calico_version'], _rows(settings['releases'])
     minor = settings['ipu_k8s_kubernetes_minor']
-    newest = max((row['version'] for row in releases), key=lambda v: tuple(int(n) for n in re.findall(r'[0-9]+', v)),
-                 default='vX.Y.Z')
+    newest = max((row['version'] for row in releases), key=_version_key, default='vX.Y.Z')
     if not TAG_RE.fullmatch(str(version)):
         return ('No Calico release for Kubernetes %s ("%s"). Set calico_version (e.g. %s) to a release whose system '
                 'requirements list this Kubernetes minor, or give its ipu_k8s_versions.calico row the tested range.'
