@@ -45,12 +45,26 @@ def failed(run):
     return " ".join(" ".join(run.failure_messages()).split())
 
 
-def test_preflight_passes_with_good_variables(tmp_path):
-    # The OS checks (distribution, systemd as PID 1) are skipped here: a CI container is
-    # not a node. They run for real on the VM lab and in Molecule.
-    result = run_preflight(tmp_path, skip_tags=["preflight_os"])
-    assert result.rc == 0, result.stdout
-    assert all(host["failures"] == 0 for host in result.host_stats().values()), result.host_stats()
+@pytest.fixture(scope="module")
+def good_run(tmp_path_factory):
+    """Preflight with good variables, followed by a later play of site.yml's shape, run once for
+    the tests that read a passing run.
+
+    The OS checks (distribution, systemd as PID 1) are skipped here: a CI container is not a
+    node. They run for real on the VM lab and in Molecule."""
+    tmp_path = tmp_path_factory.mktemp("good")
+    playbook = tmp_path / "journey.yml"
+    playbook.write_text(json.dumps([
+        {"name": "Preflight", "ansible.builtin.import_playbook": str(ROOT / "playbooks" / "preflight.yml")},
+        {"name": "A later step", "hosts": "k8s_cluster",
+         "tasks": [{"name": "Read a gathered fact", "ansible.builtin.debug": {"var": "ansible_facts.distribution"}}]},
+    ]))
+    return run_preflight(tmp_path, skip_tags=["preflight_os"], playbook=playbook)
+
+
+def test_preflight_passes_with_good_variables(good_run):
+    assert good_run.rc == 0, good_run.stdout
+    assert all(host["failures"] == 0 for host in good_run.host_stats().values()), good_run.host_stats()
 
 
 def test_host_that_is_not_a_supported_node_os_is_refused(tmp_path):
@@ -154,17 +168,10 @@ def test_swap_that_would_not_fit_in_memory_is_refused_with_both_sizes(tmp_path):
     assert "turning swap off (the kubelet requires it) would fail" in message
 
 
-def test_facts_preflight_gathers_serve_the_later_plays_of_the_run(tmp_path):
+def test_facts_preflight_gathers_serve_the_later_plays_of_the_run(good_run):
     # site.yml's later plays gather facts the default way (ansible.cfg: gathering = smart): a
     # node answers one fact-gathering call per run, preflight's, and not one per play.
-    playbook = tmp_path / "journey.yml"
-    playbook.write_text(json.dumps([
-        {"name": "Preflight", "ansible.builtin.import_playbook": str(ROOT / "playbooks" / "preflight.yml")},
-        {"name": "A later step", "hosts": "k8s_cluster",
-         "tasks": [{"name": "Read a gathered fact", "ansible.builtin.debug": {"var": "ansible_facts.distribution"}}]},
-    ]))
-    result = run_preflight(tmp_path, skip_tags=["preflight_os"], playbook=playbook)
-    assert result.rc == 0, result.stdout
-    gathered = [e for e in result.events if e["event"] == "runner_on_ok"
+    assert good_run.rc == 0, good_run.stdout
+    gathered = [e for e in good_run.events if e["event"] == "runner_on_ok"
                 and e["event_data"].get("task_action", "").rsplit(".", 1)[-1] in ("setup", "gather_facts")]
     assert [e["event_data"]["host"] for e in gathered] == ["localhost"], [e["event_data"].get("task") for e in gathered]
