@@ -86,6 +86,16 @@ def shared_check_run(tmp_path_factory):
                          groups={"control_plane": ["localhost"], "workers": [], "ipu_nodes": ["stray-host"]})
 
 
+# The same for the check of the release and the V-IPU controller list (roles/preflight/tasks/variables.yml).
+DUPLICATE_NAMES = [{"name": "pod001", "host": "10.5.212.116"}, {"name": "pod001", "host": "10.5.213.116"}]
+RELEASE_AND_CONTROLLERS_CHECK = {"ipu_k8s_kubernetes_version": "1.31", "ipu_k8s_vipu_controllers": DUPLICATE_NAMES}
+
+
+@pytest.fixture(scope="module")
+def release_and_controllers_check_run(tmp_path_factory):
+    return run_preflight(tmp_path_factory.mktemp("release-and-controllers"), RELEASE_AND_CONTROLLERS_CHECK)
+
+
 @pytest.mark.parametrize("name,value,needle", [
     ("ipu_k8s_pod_subnet", "192.168.0.1/16", "has host bits set"),
     ("ipu_k8s_service_subnet", "10.96.0.0/33", "ipu_k8s_service_subnet=10.96.0.0/33"),
@@ -95,6 +105,8 @@ def shared_check_run(tmp_path_factory):
 def test_bad_variable_is_refused_with_its_name(request, tmp_path, name, value, needle):
     if SHARED_CHECK.get(name) == value:
         result = request.getfixturevalue("shared_check_run")
+    elif RELEASE_AND_CONTROLLERS_CHECK.get(name) == value:
+        result = request.getfixturevalue("release_and_controllers_check_run")
     else:
         result = run_preflight(tmp_path, {name: value})
     assert result.rc != 0
@@ -108,15 +120,14 @@ def test_overlapping_pod_and_service_networks_are_refused(tmp_path):
     assert "must not overlap each other" in failed(result)
 
 
-def test_duplicate_vipu_controller_names_are_refused(tmp_path):
-    controllers = [{"name": "pod001", "host": "10.5.212.116"},
-                   {"name": "pod001", "host": "10.5.213.116"}]
-    result = run_preflight(tmp_path, {"ipu_k8s_vipu_controllers": controllers})
+def test_duplicate_vipu_controller_names_are_refused(release_and_controllers_check_run):
+    result = release_and_controllers_check_run
     assert result.rc != 0
     assert "have the same name 'pod001': give each IPU-POD its own name" in failed(result)
 
 
 def test_unknown_vipu_controller_reference_is_refused(tmp_path):
+    # alone: a list with duplicate names is not checked for the choice it holds
     controllers = [{"name": "pod001", "host": "10.5.212.116"}]
     result = run_preflight(tmp_path, {"ipu_k8s_vipu_controllers": controllers,
                                       "ipu_k8s_vipu_controller": "pod009"})
