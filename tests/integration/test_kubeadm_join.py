@@ -80,6 +80,10 @@ exit 0
 
 @pytest.fixture
 def cluster(tmp_path, netns_factory):
+    return make_cluster(tmp_path, netns_factory)
+
+
+def make_cluster(tmp_path, netns_factory):
     # Each host's cluster-facing NIC, one end of a veth pair in a namespace of this test, at 10.0.0.11-14.
     netns = netns_factory('join')
     state, bin_dir = tmp_path / 'state', tmp_path / 'bin'
@@ -135,13 +139,28 @@ def joins(cluster):
     return [line for line in lines if line.startswith('join')]
 
 
+@pytest.fixture(scope='module')
+def joined(tmp_path_factory, netns_factory):
+    """A worker and a control plane joined by one run, and the same run again."""
+    cluster = make_cluster(tmp_path_factory.mktemp('joined'), netns_factory)
+    first = run(cluster, 'w1,cp2')
+    after_first = joins(cluster)
+    join_files_after_first = {host: (cluster['dir'] / host / 'ipu-k8s-join.yaml').exists() for host in ('w1', 'cp2')}
+    again = run(cluster, 'w1,cp2')
+    return dict(cluster=cluster, first=first, after_first=after_first, join_files_after_first=join_files_after_first,
+                again=again)
+
+
 @pytest.mark.parametrize('host', ['w1', 'cp2'], ids=['worker', 'control-plane'])
-def test_join_hands_kubeadm_the_parsed_secrets_in_a_root_only_file(cluster, host):
-    result = run(cluster, host)
+def test_join_hands_kubeadm_the_parsed_secrets_in_a_root_only_file(joined, host):
+    cluster, result = joined['cluster'], joined['first']
     assert result.rc == 0, result.stdout[-3000:]
     join_file = cluster['dir'] / host / 'ipu-k8s-join.yaml'
-    # kubeadm got the secrets through the file only, never on its command line
-    assert joins(cluster) == ['join --config %s' % join_file]
+    # kubeadm got the secrets through the file only, never on its command line: this host's
+    # one join names its own file, the other host's join its own
+    mine = [line for line in joined['after_first'] if line.startswith('join --config %s/' % (cluster['dir'] / host))]
+    assert mine == ['join --config %s' % join_file], joined['after_first']
+    assert len(joined['after_first']) == 2, joined['after_first']
     assert (cluster['state'] / f'mode-{host}').read_text().strip() == '600'
     config = yaml.safe_load((cluster['state'] / f'config-{host}.yaml').read_text())
     assert config['kind'] == 'JoinConfiguration'
@@ -154,10 +173,10 @@ def test_join_hands_kubeadm_the_parsed_secrets_in_a_root_only_file(cluster, host
     else:
         assert 'controlPlane' not in config
     # the secrets are gone once the join is over, and no output carried them
-    assert not join_file.exists()
-    again = run(cluster, host)
+    assert not joined['join_files_after_first'][host]
+    again = joined['again']
     assert again.rc == 0 and again.changed() == 0, again.stdout[-3000:]
-    assert len(joins(cluster)) == 1
+    assert [line for line in joins(cluster) if line.startswith('join --config %s/' % (cluster['dir'] / host))] == mine
     assert leaks(cluster, TOKEN, CA_HASH, CERT_KEY) == []
 
 

@@ -118,7 +118,13 @@ def api():
     stand_in.close()
 
 
+# The failing waits time out after 1 s with one look a second apart (two looks in all):
+# what they report does not depend on how long they waited.
+QUICK = {'ipu_k8s_wait_poll_seconds': 1}
+
+
 def run(tmp_path, api, role, tasks_from, **extra):
+    extra = dict(QUICK, **extra)
     play = [{'name': 'Wait', 'hosts': 'cp1', 'gather_facts': False,
              'tasks': [{'name': 'Run ' + step, 'ansible.builtin.include_role': {'name': role, 'tasks_from': step}}
                        for step in ([tasks_from] if isinstance(tasks_from, str) else tasks_from)]}]
@@ -159,11 +165,11 @@ def test_network_operator_wait_names_the_device_plugin_pod_its_image_and_the_kub
         pod('rdma-shared-dp-ds-7x9kq', 'network-operator', RDMA_PLUGIN, ready=False,
             waiting={'reason': 'ImagePullBackOff', 'message': message}, container='rdma-shared-dp',
             image='ghcr.io/mellanox/k8s-rdma-shared-dev-plugin:v1.5.2')], 1)
-    result = run(tmp_path, api, 'network_operator', 'wait', network_operator_wait_timeout=10)
+    result = run(tmp_path, api, 'network_operator', 'wait', network_operator_wait_timeout=1)
     assert result.rc != 0
     msg = failure_message(result)
     assert 'Failed to gather information about Pod' not in msg
-    assert msg.startswith('Not Ready after 10s - the RDMA shared device plugin (DaemonSet rdma-shared-dp-ds in '
+    assert msg.startswith('Not Ready after 1s - the RDMA shared device plugin (DaemonSet rdma-shared-dp-ds in '
                           'namespace network-operator): 0 of 1 pod(s) Ready; not Ready:\n'), msg
     assert ('- network-operator/rdma-shared-dp-ds-7x9kq container rdma-shared-dp: ImagePullBackOff of image '
             'ghcr.io/mellanox/k8s-rdma-shared-dev-plugin:v1.5.2: ' + message) in msg
@@ -185,8 +191,8 @@ def test_network_operator_chart_wait_names_the_crash_looping_nfd_worker(tmp_path
         pod('network-operator-node-feature-discovery-worker-b', 'network-operator', worker, ready=False, container='worker',
             waiting={'reason': 'CrashLoopBackOff', 'message': 'back-off 5m0s restarting failed'},
             last={'exitCode': 1, 'reason': 'Error'}, restarts=7)]
-    msg = failure_message(run(tmp_path, api, 'network_operator', 'wait_chart', network_operator_wait_timeout=10))
-    assert msg.startswith('Not Ready after 10s - the Node Feature Discovery workers in namespace network-operator: '
+    msg = failure_message(run(tmp_path, api, 'network_operator', 'wait_chart', network_operator_wait_timeout=1))
+    assert msg.startswith('Not Ready after 1s - the Node Feature Discovery workers in namespace network-operator: '
                           '1 of 2 pod(s) Ready; not Ready:\n'), msg
     assert ('- network-operator/network-operator-node-feature-discovery-worker-b container worker: CrashLoopBackOff '
             '(7 restarts), last exit code 1 (Error)') in msg
@@ -199,7 +205,7 @@ def test_network_operator_chart_wait_names_the_crash_looping_nfd_worker(tmp_path
 
 def test_network_operator_wait_with_no_device_plugin_pod_says_so_and_hints_at_nfd(tmp_path, api):
     api.objects = network_operator_objects([], 1)
-    msg = failure_message(run(tmp_path, api, 'network_operator', 'wait', network_operator_wait_timeout=10))
+    msg = failure_message(run(tmp_path, api, 'network_operator', 'wait', network_operator_wait_timeout=1))
     assert '0 of 0 pod(s) Ready; not Ready:\n- 0 pod(s) found, 1 expected' in msg
     assert 'feature.node.kubernetes.io/pci-15b3.present' in msg
 
@@ -207,7 +213,7 @@ def test_network_operator_wait_with_no_device_plugin_pod_says_so_and_hints_at_nf
 def test_network_operator_wait_passes_when_every_awaited_pod_is_ready_and_shows_as_a_wait(tmp_path, api):
     api.objects = network_operator_objects([pod('rdma-shared-dp-ds-1', 'network-operator', RDMA_PLUGIN),
                                             pod('rdma-shared-dp-ds-2', 'network-operator', RDMA_PLUGIN)], 2)
-    result = run(tmp_path, api, 'network_operator', 'wait', network_operator_wait_timeout=10)
+    result = run(tmp_path, api, 'network_operator', 'wait', network_operator_wait_timeout=1)
     assert result.rc == 0, result.stdout[-4000:]
     assert any('Wait until these pods are Ready - the RDMA shared device plugin' in e['event_data']['task']
                for e in result.host_events(host='cp1') if e['event'] != 'runner_on_skipped'), result.stdout[-4000:]
@@ -220,9 +226,9 @@ def test_a_wait_retries_before_it_fails(tmp_path, api):
                        waiting={'reason': 'ErrImagePull', 'message': 'failed to pull and unpack image: not found'},
                        image='quay.io/tigera/operator:v1.38.0')]
     # Every ipu_k8s_wait_poll_seconds the wait looks again, as many times as fill the timeout:
-    # 6 s at 2 s apart is a first look and 3 more, 4 tries (ansible-core 2.19's until counts the
+    # 3 s at 1 s apart is a first look and 3 more, 4 tries (ansible-core 2.19's until counts the
     # first run in: ansible/executor/task_executor.py lines 606-608 and 733, `retries` = 1 + task retries).
-    result = run(tmp_path, api, 'calico', ['apply', 'wait'], calico_wait_timeout=6, ipu_k8s_wait_poll_seconds=2)
+    result = run(tmp_path, api, 'calico', ['apply', 'wait'], calico_wait_timeout=3, ipu_k8s_wait_poll_seconds=1)
     retries = [e for e in result.events if e['event'] == 'runner_retry']
     assert len(retries) == 3 and all(e['event_data']['task'].startswith(
         'Wait until these pods are Ready - the Tigera operator') for e in retries), result.stdout[-4000:]
@@ -244,7 +250,7 @@ def test_calico_wait_counts_the_daemonsets_desired_pods_and_names_the_crash_loop
                        waiting={'reason': 'CrashLoopBackOff', 'message': 'back-off 2m40s restarting failed'},
                        last={'exitCode': 1, 'reason': 'Error'}, restarts=5)]
     # apply.yml finds the cluster's kubeconfig (and, with no manifests fetched, applies nothing)
-    msg = failure_message(run(tmp_path, api, 'calico', ['apply', 'wait'], calico_wait_timeout=10))
+    msg = failure_message(run(tmp_path, api, 'calico', ['apply', 'wait'], calico_wait_timeout=1))
     assert 'calico-node on every node (DaemonSet calico-system/calico-node): 1 of 2 pod(s) Ready' in msg
     assert '- 2 pod(s) found, 3 expected' in msg
     assert '- calico-system/calico-node-b container calico-node: CrashLoopBackOff (5 restarts), last exit code 1 (Error)' in msg
@@ -255,7 +261,7 @@ def test_completed_pods_are_left_out_and_an_unschedulable_one_gives_the_schedule
     done = pod('cert-job-x', 'ipu-operator', {}, phase='Succeeded', ready=False)
     api.objects = [done, pod('ipu-operator-controller-manager-x', 'ipu-operator', {}, scheduled=why)]
     msg = failure_message(run(tmp_path, api, 'ipu_k8s', 'wait_pods', __ipu_k8s_wait_awaited='the IPU Operator pods',
-                              __ipu_k8s_wait_namespace='ipu-operator', __ipu_k8s_wait_timeout=10,
+                              __ipu_k8s_wait_namespace='ipu-operator', __ipu_k8s_wait_timeout=1,
                               __ipu_k8s_wait_field_selectors=['status.phase!=Succeeded']))
     assert msg.endswith('the IPU Operator pods: 0 of 1 pod(s) Ready; not Ready:\n'
                         '- ipu-operator/ipu-operator-controller-manager-x: Unschedulable: ' + why)
@@ -263,14 +269,14 @@ def test_completed_pods_are_left_out_and_an_unschedulable_one_gives_the_schedule
 
 def test_a_workload_that_never_appears_is_named(tmp_path, api):
     # apply.yml finds the cluster's kubeconfig (and, with no manifests fetched, applies nothing)
-    msg = failure_message(run(tmp_path, api, 'calico', ['apply', 'wait'], calico_wait_timeout=10))
+    msg = failure_message(run(tmp_path, api, 'calico', ['apply', 'wait'], calico_wait_timeout=1))
     assert 'Deployment tigera-operator/tigera-operator' in msg and 'did not appear' in msg, msg
 
 
 def test_an_api_that_does_not_answer_is_reported_as_such(tmp_path, api):
     api.url = 'http://127.0.0.1:9'  # nothing listens there
     msg = failure_message(run(tmp_path, api, 'ipu_k8s', 'wait_pods', __ipu_k8s_wait_awaited='the IPU Operator pods',
-                              __ipu_k8s_wait_namespace='ipu-operator', __ipu_k8s_wait_timeout=10))
+                              __ipu_k8s_wait_namespace='ipu-operator', __ipu_k8s_wait_timeout=1))
     assert msg.startswith('Could not read the IPU Operator pods: '), msg
     assert 'Connection refused' in msg or 'Max retries exceeded' in msg, msg
 
