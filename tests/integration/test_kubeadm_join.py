@@ -11,7 +11,6 @@ job_events/*.json of every task, the progress callback's stdout), not the printe
 """
 import json
 import os
-import stat
 import sys
 from pathlib import Path
 

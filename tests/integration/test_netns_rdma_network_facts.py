@@ -71,7 +71,7 @@ def test_23_subnet_is_found_with_its_real_prefix(node_run):
         'mtu': 9000, 'excludes': ['10.247.208.0/25'], 'excludes_added': [], 'vipu_address': '10.247.208.5'}
 
 
-def test_result_is_left_as_a_host_fact(node_run):
+def test_the_network_is_left_as_a_host_fact(node_run):
     recorded = node_run.result('Record the facts the module left on the host', 'subnet_23')
     assert recorded['ansible_facts']['recorded_facts']['rdma_network'] == network(node_run, 'subnet_23')
 
@@ -288,7 +288,7 @@ def test_explicit_name_resolves_from_the_nodes_hosts_file(vipu_run):
         'name': '10.247.208.5:8091', 'label': 'ipunode=true'}
 
 
-def test_result_is_left_as_a_host_fact(vipu_run):
+def test_the_controller_is_left_as_a_host_fact(vipu_run):
     recorded = vipu_run.result('Record the facts the module left on the host', 'cli_on_path')
     assert recorded['ansible_facts']['recorded_facts']['vipu_server'] == server(vipu_run, 'cli_on_path')
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import kubernetes_validate
 import pytest
 import yaml
-from ipu_k8s_render import load_role_yaml, render_role_template, render_role_yaml, role_expression, validate_custom_resource
+from ipu_k8s_render import load_role_yaml, render_role_yaml, role_expression, validate_custom_resource
 
 REPO = Path(__file__).resolve().parents[2]
 ROLE = REPO / "roles" / "ipu_operator"

@@ -26,7 +26,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import tomllib
 import traceback
 from pathlib import Path
