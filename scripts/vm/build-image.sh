@@ -19,10 +19,15 @@ source "${here}/common.sh"
 
 # Packages beyond minbase: boot (kernel, systemd, udev), Ansible's needs (python3,
 # python3-apt, sudo), what the node roles and the lab use (kmod, iproute2, iptables,
-# procps), and SSH.
+# procps), and SSH; then the lab's stand-ins for a Poplar server's RDMA userspace and the
+# CNI plugins (molecule/lab/prepare.yml asks for them; baked in, its install finds them
+# instead of unpacking them under emulation at every boot), with what apt would add as
+# recommended (debootstrap adds no recommends): ibverbs-providers holds the rxe (Soft-RoCE)
+# provider, without which libibverbs finds no device. Nothing a role installs is here.
 packages=(
   linux-image-amd64 systemd-sysv udev kmod dbus openssh-server python3 python3-apt sudo
   iproute2 iputils-ping netbase ca-certificates procps iptables
+  rdma-core ibverbs-utils ibverbs-providers rdmacm-utils containernetworking-plugins ethtool dmidecode
 )
 
 [[ ${EUID} -eq 0 ]] || ipu_k8s_vm_die "build-image.sh needs root (debootstrap and chroot); run it with sudo."
