@@ -23,6 +23,7 @@ kubernetes-validate has no schema for them: their structure is checked field by 
 against the kubeadm / kubelet configuration API references (KUBEADM_FIELDS below).
 """
 
+import collections
 import email.utils
 import functools
 import hashlib
@@ -685,3 +686,17 @@ def test_nodes_playbook_tags_each_role(tmp_path):
     tags = re.search(r'TASK TAGS: \[([^\]]*)\]', block).group(1).split(', ')
     for tag in ('nodes', 'node_prep', 'containerd', 'kubernetes_packages'):
         assert tag in tags
+
+
+def test_site_yml_holds_each_roles_settings_check_once():
+    # The steps' settings plays (playbooks/settings.yml) include the checks when a host needs
+    # them; site.yml's preflight holds the one static copy. Imported, each of site.yml's six
+    # settings plays would load every role again (77 validate entries instead of 11).
+    proc = _playbook('-i', 'inventories/gcore/hosts.yml', '--list-tasks', 'site.yml')
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    listed = collections.Counter(re.findall(r"^\s+(\w+) : Validating arguments against arg spec 'validate'",
+                                            proc.stdout, re.M))
+    checked = {t['ansible.builtin.import_role']['name']
+               for t in yaml.safe_load((ROOT / 'roles/preflight/tasks/variables.yml').read_text())
+               if 'ansible.builtin.import_role' in t}
+    assert len(checked) > 10 and set(listed) == checked and set(listed.values()) == {1}, listed
