@@ -20,10 +20,10 @@ source "${here}/common.sh"
 # Packages beyond minbase: boot (kernel, systemd, udev), Ansible's needs (python3,
 # python3-apt, sudo), what the node roles and the lab use (kmod, iproute2, iptables,
 # procps), and SSH; then the lab's stand-ins for a Poplar server's RDMA userspace and the
-# CNI plugins (molecule/lab/prepare.yml asks for them; baked in, its install finds them
-# instead of unpacking them under emulation at every boot), with what apt would add as
-# recommended (debootstrap adds no recommends): ibverbs-providers holds the rxe (Soft-RoCE)
-# provider, without which libibverbs finds no device. Nothing a role installs is here.
+# CNI plugins (molecule/lab/prepare.yml uses them; this list is where they come from, not
+# unpacked under emulation at every boot), with what apt would add as recommended
+# (debootstrap adds no recommends): ibverbs-providers holds the rxe (Soft-RoCE) provider,
+# without which libibverbs finds no device. Nothing a role installs is here.
 packages=(
   linux-image-amd64 systemd-sysv udev kmod dbus openssh-server python3 python3-apt sudo
   iproute2 iputils-ping netbase ca-certificates procps iptables
