@@ -4,10 +4,10 @@
 #   scripts/vm/build-image.sh            # prints the image directory on stdout
 #
 # The image is cached under ${IPU_K8S_CACHE:-~/.cache/ipu-k8s}/images/<key>/, where <key>
-# hashes every build input (this script, the suite, the mirror, the package list and the
-# public key root trusts). It is rebuilt only when one of those changes. The directory
-# holds base.qcow2 (an 8 GiB ext4 root file system, no boot loader), vmlinuz and
-# initrd.img (qemu boots them with -kernel/-initrd) and build-info.txt.
+# hashes every build input (this script, the suite, the mirror, the package list, the public
+# key root trusts and scripts/ansiballz-pyc/ansiballz_pyc.py). It is rebuilt only when one of
+# those changes. The directory holds base.qcow2 (an 8 GiB ext4 root file system, no boot
+# loader), vmlinuz and initrd.img (qemu boots them with -kernel/-initrd) and build-info.txt.
 #
 # Needs root (debootstrap, chroot) and the Debian packages debootstrap, qemu-utils and
 # e2fsprogs. Takes about 3 minutes; only Debian's archive is contacted.
@@ -149,9 +149,9 @@ for unit in apt-daily.timer apt-daily-upgrade.timer e2scrub_reap.service e2scrub
   ln -sf /dev/null "${rootfs}/etc/systemd/system/${unit}"
 done
 
-# Each task's module is compiled from its payload zip again, about a third of what a task
-# costs under emulation: the guest's Python keeps what it compiles from a payload (ansiballz_pyc.py says
-# how) in /var/cache/ansiballz-pyc. Nothing a module does or returns changes.
+# Python compiles each task's module from its payload zip again, about a third of what a
+# task costs under emulation: the guest's Python keeps what it compiles from a payload in
+# /var/cache/ansiballz-pyc (ansiballz_pyc.py says how). Nothing a module does changes.
 site_packages="${rootfs}/usr/lib/python3/dist-packages"
 install -m 644 "${pyc_cache}" "${site_packages}/ansiballz_pyc.py"
 echo 'import ansiballz_pyc; ansiballz_pyc.install("/var/cache/ansiballz-pyc")' >"${site_packages}/ansiballz-pyc.pth"
