@@ -176,8 +176,10 @@ def test_a_long_check_name_widens_its_column(tmp_path):
 
 def test_the_api_and_molecule_tiers_run_in_lanes_of_their_own_and_are_reported_in_order(tmp_path):
     """scripts/test api molecule on a copy whose api tier is one pytest test and whose
-    molecule is a stand-in on PATH: each notes when it starts and ends; the two overlap,
-    the molecule output follows the api tier's, and both count in the summary."""
+    molecule is a stand-in on PATH: each notes when it starts, waits (up to a minute) for
+    the other to start, and notes when it ends; the two overlap, the molecule output
+    follows the api tier's, and both count in the summary. Run one after the other, the
+    first would end before the second started, however slow a busy machine is."""
     repo = tmp_path / "repo"
     for folder in ("scripts/vm", "scripts/k8s-api", "tests/api", "molecule/lab", ".venv/bin"):
         (repo / folder).mkdir(parents=True)
@@ -192,7 +194,8 @@ def test_the_api_and_molecule_tiers_run_in_lanes_of_their_own_and_are_reported_i
         # the VM lock is the real lab's: a Molecule run of this machine must not hold this one up
         ".venv/bin/flock": "#!/bin/sh\nshift\nexec \"$@\"\n",
         ".venv/bin/molecule": "#!/bin/sh\necho \"molecule start $(date +%%s.%%N)\" >> %s\necho 'molecule says hello'\n"
-                              "sleep 3\necho \"molecule end $(date +%%s.%%N)\" >> %s\n" % (times, times),
+                              "i=0\nuntil grep -qs '^api start' %s || [ $i -ge 600 ]; do sleep 0.1; i=$((i+1)); done\n"
+                              "sleep 3\necho \"molecule end $(date +%%s.%%N)\" >> %s\n" % (times, times, times),
     }
     for name, text in executables.items():
         (repo / name).write_text(text)
@@ -204,8 +207,12 @@ def test_the_api_and_molecule_tiers_run_in_lanes_of_their_own_and_are_reported_i
     (repo / "tests" / "api" / "test_sample.py").write_text(
         "import time\n\ndef test_api():\n"
         "    with open(%r, 'a') as out:\n        out.write('api start %%f\\n' %% time.time())\n"
+        "    deadline = time.time() + 60\n"
+        "    while 'molecule start' not in open(%r).read() and time.time() < deadline:\n"
+        "        time.sleep(0.1)\n"
         "    time.sleep(3)\n"
-        "    with open(%r, 'a') as out:\n        out.write('api end %%f\\n' %% time.time())\n" % (str(times), str(times)))
+        "    with open(%r, 'a') as out:\n        out.write('api end %%f\\n' %% time.time())\n"
+        % (str(times), str(times), str(times)))
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     proc = subprocess.run([str(repo / "scripts" / "test"), "api", "molecule"], cwd=repo, env=env,
                           capture_output=True, text=True, timeout=300)
