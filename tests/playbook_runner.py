@@ -13,7 +13,9 @@ Options for the test tiers that need more than a plain run from the repository r
 - netns: run ansible-playbook inside that network namespace (`ip netns exec NAME` in
   front of the command runner starts; events come back through the same pseudo-terminal).
 - clean_env: the run's environment is envvars plus what ansible-runner itself sets, nothing
-  inherited from the caller's shell (IPUOF_VIPU_API_*, PATH, KUBECONFIG...).
+  inherited from the caller's shell (IPUOF_VIPU_API_*, PATH, KUBECONFIG...) but the suite's
+  bytecode cache for module payloads (PYTHON_CACHE_SETTINGS: scripts/test sets them,
+  docs/testing.md), which changes how fast a module starts, not what it does.
 - kill_after: a task's name (with or without "role : "): as soon as the next task starts
   after that task reported its result, runner cancels the run and ansible-playbook's
   process group gets SIGKILL (status 'canceled'), as a dropped SSH session or Ctrl-C would
@@ -34,6 +36,9 @@ from testlib import TOOLS, tool
 ROOT = Path(__file__).resolve().parents[1]
 # the ansible-playbook installed with the python running the tests
 ANSIBLE_PLAYBOOK = tool('ansible-playbook')
+# What scripts/test adds to every Python it starts (scripts/ansiballz-pyc): runs keep them,
+# clean_env or not, so that the modules they run read their compiled code from the cache.
+PYTHON_CACHE_SETTINGS = ('PYTHONPATH', 'IPU_K8S_PYC_CACHE')
 SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 # Events that carry one host's result of a task.
 HOST_EVENTS = {'runner_on_ok': {}, 'runner_on_failed': {'failed': True}, 'runner_on_skipped': {'skipped': True},
@@ -250,6 +255,7 @@ def run_playbook(playbook, inventory, work_dir, extravars=None, envvars=None, cm
         'ANSIBLE_NOCOLOR': '1',
         'PATH': '%s:%s' % (TOOLS, os.environ.get('PATH', SYSTEM_PATH)),
     }
+    env.update({name: os.environ[name] for name in PYTHON_CACHE_SETTINGS if name in os.environ})
     env.update(envvars or {})
     if not isinstance(cmdline, (str, type(None))):
         cmdline = shlex.join(str(a) for a in cmdline)
