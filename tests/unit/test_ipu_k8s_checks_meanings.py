@@ -369,6 +369,13 @@ def test_what_the_roles_set_themselves_is_no_misspelt_setting(roles):
     assert undeclared({'node1': ['calico_ipam_']}, roles).startswith('calico_ipam_ (set for node1)')
 
 
+def test_libyamls_loader_and_the_pure_python_one_read_the_same_settings_from_the_roles(monkeypatch):
+    with_libyaml = checks.declared_settings(ROOT / 'roles')
+    monkeypatch.setattr(checks, '_SAFE_LOADER', yaml.SafeLoader)
+    assert checks.declared_settings(ROOT / 'roles') == with_libyaml
+    assert len(with_libyaml[1]) > 100, with_libyaml
+
+
 def test_the_public_facts_an_operator_may_pass_are_no_misspelt_setting():
     # roles/rdma_network/tasks/site.yml tells an operator to pass -e network_operator_ipam=whereabouts.
     assert undeclared({'any': ['network_operator_ipam', 'ipu_k8s_site', 'ipu_k8s_kubernetes_dir']}, ROOT / 'roles') == ''
