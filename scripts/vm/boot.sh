@@ -10,7 +10,7 @@
 #   -- -netdev socket,id=rdma,listen=127.0.0.1:40001 \
 #      -device virtio-net-pci,netdev=rdma,mac=52:54:00:aa:00:01
 # On success prints vm.json: {"name", "address", "port", "user", "identity_file", "pid",
-# "dir"}. Accelerator, CPU model, memory, SMP and timeout come from scripts/vm/common.sh
+# "dir"}. Accelerator, CPU model, memory, SMP, priority and timeout come from scripts/vm/common.sh
 # (IPU_K8S_VM_ACCEL=kvm on a workstation with working KVM).
 # Run VM-booting commands under `flock /tmp/ipu-k8s-vm.lock` on shared machines.
 set -euo pipefail
@@ -36,6 +36,8 @@ while (($#)); do
   esac
 done
 [[ -n ${dir} ]] || ipu_k8s_vm_die "--dir is required"
+[[ -z ${IPU_K8S_VM_NICE} || ${IPU_K8S_VM_NICE} =~ ^-?[0-9]+$ ]] ||
+  ipu_k8s_vm_die "IPU_K8S_VM_NICE is '${IPU_K8S_VM_NICE}': give a nice value from -20 to 19, or leave it empty"
 mkdir -p "${dir}"
 dir="$(cd "${dir}" && pwd)"
 name="${name:-$(basename "${dir}")}"
@@ -92,6 +94,7 @@ ipu_k8s_vm_log "booting ${name} (accel ${IPU_K8S_VM_ACCEL}, ssh 127.0.0.1:${port
     "${extra[@]}"
 )
 echo "${port}" >"${dir}/ssh_port"
+ipu_k8s_vm_prioritise "$(cat "${dir}/qemu.pid")"
 
 started=${SECONDS}
 if ! "${here}/wait-ssh.sh" "${port}" "${IPU_K8S_VM_BOOT_TIMEOUT}" "${dir}/qemu.pid"; then

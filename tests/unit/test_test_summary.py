@@ -176,10 +176,11 @@ def test_a_long_check_name_widens_its_column(tmp_path):
 
 def test_the_api_and_molecule_tiers_run_in_lanes_of_their_own_and_are_reported_in_order(tmp_path):
     """scripts/test api molecule on a copy whose api tier is one pytest test and whose
-    molecule is a stand-in on PATH: each notes when it starts, waits (up to a minute) for
-    the other to start, and notes when it ends; the two overlap, the molecule output
-    follows the api tier's, and both count in the summary. Run one after the other, the
-    first would end before the second started, however slow a busy machine is."""
+    molecule is a stand-in on PATH: each notes when it starts and its nice value, waits (up
+    to a minute) for the other to start, and notes when it ends; the two overlap, the
+    molecule output follows the api tier's, both count in the summary, and the molecule lane
+    runs at the higher priority. Run one after the other, the first would end before the
+    second started, however slow a busy machine is."""
     repo = tmp_path / "repo"
     for folder in ("scripts/vm", "scripts/k8s-api", "tests/api", "molecule/lab", ".venv/bin"):
         (repo / folder).mkdir(parents=True)
@@ -194,8 +195,9 @@ def test_the_api_and_molecule_tiers_run_in_lanes_of_their_own_and_are_reported_i
         # the VM lock is the real lab's: a Molecule run of this machine must not hold this one up
         ".venv/bin/flock": "#!/bin/sh\nshift\nexec \"$@\"\n",
         ".venv/bin/molecule": "#!/bin/sh\necho \"molecule start $(date +%%s.%%N)\" >> %s\necho 'molecule says hello'\n"
+                              "echo \"molecule nice $(nice)\" >> %s\n"
                               "i=0\nuntil grep -qs '^api start' %s || [ $i -ge 600 ]; do sleep 0.1; i=$((i+1)); done\n"
-                              "sleep 3\necho \"molecule end $(date +%%s.%%N)\" >> %s\n" % (times, times, times),
+                              "sleep 3\necho \"molecule end $(date +%%s.%%N)\" >> %s\n" % (times, times, times, times),
     }
     for name, text in executables.items():
         (repo / name).write_text(text)
@@ -205,8 +207,8 @@ def test_the_api_and_molecule_tiers_run_in_lanes_of_their_own_and_are_reported_i
     (repo / "molecule" / "lab" / "molecule.yml").write_text("---\n")
     (repo / "ansible.cfg").write_text("")
     (repo / "tests" / "api" / "test_sample.py").write_text(
-        "import time\n\ndef test_api():\n"
-        "    with open(%r, 'a') as out:\n        out.write('api start %%f\\n' %% time.time())\n"
+        "import os\nimport time\n\ndef test_api():\n"
+        "    with open(%r, 'a') as out:\n        out.write('api start %%f\\napi nice %%d\\n' %% (time.time(), os.nice(0)))\n"
         "    deadline = time.time() + 60\n"
         "    while 'molecule start' not in open(%r).read() and time.time() < deadline:\n"
         "        time.sleep(0.1)\n"
@@ -220,6 +222,8 @@ def test_the_api_and_molecule_tiers_run_in_lanes_of_their_own_and_are_reported_i
     assert proc.returncode == 0, out + proc.stderr
     noted = dict((" ".join(line.split()[:2]), float(line.split()[2])) for line in times.read_text().splitlines())
     assert noted["molecule start"] < noted["api end"] and noted["api start"] < noted["molecule end"], noted
+    # The VMs' lane keeps the caller's priority; the api lane runs at a lower one (a higher nice).
+    assert noted["api nice"] > noted["molecule nice"], noted
     assert out.index("==> [api] pytest") < out.index("==> [molecule] (ran beside the other tiers)") \
         < out.index("molecule says hello"), out
     assert re.search(r"^molecule +molecule test -s lab +PASS", out, re.M), out
