@@ -37,8 +37,8 @@ def prioritise(pid, value):
 
 
 def test_the_guest_and_its_session_get_the_nice_value(session):
-    value = -7 if os.geteuid() == 0 else 7
-    assert priorities(session) == (0, 0 if Path('/proc/%d/autogroup' % session).exists() else None)
+    value = -7 if os.geteuid() == 0 else 19
+    assert value not in priorities(session)
     out = prioritise(session, str(value))
     nice, autogroup = priorities(session)
     assert nice == value, out.stderr
