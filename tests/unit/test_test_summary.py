@@ -174,18 +174,14 @@ def test_a_long_check_name_widens_its_column(tmp_path):
     assert columns.pop() > len("static       ansible-doc ipu_k8s.cluster.%s" % long_name) - 1
 
 
-def test_the_api_and_molecule_tiers_run_in_lanes_of_their_own_and_are_reported_in_order(tmp_path):
-    """scripts/test api molecule on a copy whose api tier is one pytest test and whose
-    molecule is a stand-in on PATH: each notes when it starts and its nice value, waits (up
-    to a minute) for the other to start, and notes when it ends; the two overlap, the
-    molecule output follows the api tier's, both count in the summary, and the molecule lane
-    runs at the higher priority. Run one after the other, the first would end before the
-    second started, however slow a busy machine is."""
+def lanes_repo(tmp_path, times, tests):
+    """A copy of the layout scripts/test needs for its lanes, its molecule a stand-in on PATH
+    that notes in times when it starts and ends and its nice value and, before it ends, waits
+    (up to a minute) until times holds an 'api start' line; tests: {tier: its one test file}."""
     repo = tmp_path / "repo"
-    for folder in ("scripts/vm", "scripts/k8s-api", "tests/api", "molecule/lab", ".venv/bin"):
+    for folder in ("scripts/vm", "scripts/k8s-api", "molecule/lab", ".venv/bin"):
         (repo / folder).mkdir(parents=True)
-    times = tmp_path / "times"
-    script = re.sub(r"\[api\]=\d+", "[api]=1", (ROOT / "scripts" / "test").read_text())
+    script = re.sub(r"\[(api|render)\]=\d+", r"[\1]=1", (ROOT / "scripts" / "test").read_text())
     executables = {
         "scripts/test": script,
         "scripts/bootstrap": "#!/bin/sh\nexit 0\n",
@@ -206,7 +202,31 @@ def test_the_api_and_molecule_tiers_run_in_lanes_of_their_own_and_are_reported_i
         (repo / ".venv" / "bin" / tool).symlink_to(ROOT / ".venv" / "bin" / tool)
     (repo / "molecule" / "lab" / "molecule.yml").write_text("---\n")
     (repo / "ansible.cfg").write_text("")
-    (repo / "tests" / "api" / "test_sample.py").write_text(
+    for tier, text in tests.items():
+        (repo / "tests" / tier).mkdir(parents=True)
+        (repo / "tests" / tier / "test_sample.py").write_text(text)
+    return repo
+
+
+def run_lanes(repo, *tiers):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    return subprocess.run([str(repo / "scripts" / "test"), *tiers], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def noted_times(times):
+    return dict((" ".join(line.split()[:2]), float(line.split()[2])) for line in times.read_text().splitlines())
+
+
+def test_the_api_and_molecule_tiers_run_in_lanes_of_their_own_and_are_reported_in_order(tmp_path):
+    """scripts/test api molecule on a copy whose api tier is one pytest test and whose
+    molecule is a stand-in on PATH: each notes when it starts and its nice value, waits (up
+    to a minute) for the other to start, and notes when it ends; the two overlap, the
+    molecule output follows the api tier's, both count in the summary, and the molecule lane
+    runs at the higher priority. Run one after the other, the first would end before the
+    second started, however slow a busy machine is."""
+    times = tmp_path / "times"
+    repo = lanes_repo(tmp_path, times, {"api": (
         "import os\nimport time\n\ndef test_api():\n"
         "    with open(%r, 'a') as out:\n        out.write('api start %%f\\napi nice %%d\\n' %% (time.time(), os.nice(0)))\n"
         "    deadline = time.time() + 60\n"
@@ -214,13 +234,11 @@ def test_the_api_and_molecule_tiers_run_in_lanes_of_their_own_and_are_reported_i
         "        time.sleep(0.1)\n"
         "    time.sleep(3)\n"
         "    with open(%r, 'a') as out:\n        out.write('api end %%f\\n' %% time.time())\n"
-        % (str(times), str(times), str(times)))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
-    proc = subprocess.run([str(repo / "scripts" / "test"), "api", "molecule"], cwd=repo, env=env,
-                          capture_output=True, text=True, timeout=300)
+        % (str(times), str(times), str(times)))})
+    proc = run_lanes(repo, "api", "molecule")
     out = proc.stdout
     assert proc.returncode == 0, out + proc.stderr
-    noted = dict((" ".join(line.split()[:2]), float(line.split()[2])) for line in times.read_text().splitlines())
+    noted = noted_times(times)
     assert noted["molecule start"] < noted["api end"] and noted["api start"] < noted["molecule end"], noted
     # The VMs' lane keeps the caller's priority; the api lane runs at a lower one (a higher nice).
     assert noted["api nice"] > noted["molecule nice"], noted
@@ -233,3 +251,25 @@ def test_the_api_and_molecule_tiers_run_in_lanes_of_their_own_and_are_reported_i
     seconds = dict((name, int(m) * 60 + int(s)) for name, m, s in
                    re.findall(r"^ +(api|molecule|total) +(\d+):(\d\d)\b", out, re.M))
     assert max(seconds["api"], seconds["molecule"]) <= seconds["total"] < seconds["api"] + seconds["molecule"], out
+
+
+def test_the_render_tier_follows_the_molecule_tier_in_its_lane(tmp_path):
+    """scripts/test unit render molecule on a copy: the render tier's one test notes when it
+    starts, which is after the molecule stand-in ended (it waits for an 'api start' line,
+    which the unit tier's test writes once it runs). In the other tiers' lane, render would
+    start while molecule still waits."""
+    times = tmp_path / "times"
+    repo = lanes_repo(tmp_path, times, {
+        "unit": "import time\n\ndef test_unit():\n    time.sleep(1)\n"
+                "    with open(%r, 'a') as out:\n        out.write('api start %%f\\n' %% time.time())\n" % str(times),
+        "render": "import time\n\ndef test_render():\n"
+                  "    with open(%r, 'a') as out:\n        out.write('render start %%f\\n' %% time.time())\n" % str(times)})
+    repo.joinpath("scripts", "test").write_text(
+        re.sub(r"\[unit\]=\d+", "[unit]=1", repo.joinpath("scripts", "test").read_text()))
+    proc = run_lanes(repo, "unit", "render", "molecule")
+    out = proc.stdout
+    assert proc.returncode == 0, out + proc.stderr
+    noted = noted_times(times)
+    assert noted["molecule end"] < noted["render start"], noted
+    assert out.rstrip().splitlines()[-1] == "summary: 3 passed, 0 failed, 0 skipped", out
+    assert re.search(r"^ +render +\d+:\d\d +1 +0 +0$", out, re.M), out
