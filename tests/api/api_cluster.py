@@ -236,7 +236,7 @@ class Cluster:
         for node in self.nodes:
             self._hollow_node(node, 'first')
         # The hollow kubelet of v1.20.2 has crashed at start, rarely, with a Go runtime error
-        # before any test ran (1 of 42 starts in one full run): each node is started again once.
+        # before any test ran (once in about 40 starts of one full run): each node is started again once.
         self._wait('hollow nodes Ready', self._nodes_ready, 120, 'node-' + self.nodes[-1],
                    restart={'node-' + node: (lambda node=node: self._hollow_node(node, 'again'))
                             for node in self.nodes})
