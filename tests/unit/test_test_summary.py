@@ -228,7 +228,8 @@ def test_the_api_and_molecule_tiers_run_in_lanes_of_their_own_and_are_reported_i
     times = tmp_path / "times"
     repo = lanes_repo(tmp_path, times, {"api": (
         "import os\nimport time\n\ndef test_api():\n"
-        "    with open(%r, 'a') as out:\n        out.write('api start %%f\\napi nice %%d\\n' %% (time.time(), os.nice(0)))\n"
+        "    with open(%r, 'a') as out:\n"
+        "        out.write('api start %%f\\napi nice %%d\\n' %% (time.time(), os.nice(0)))\n"
         "    deadline = time.time() + 60\n"
         "    while 'molecule start' not in open(%r).read() and time.time() < deadline:\n"
         "        time.sleep(0.1)\n"
@@ -263,7 +264,8 @@ def test_the_render_tier_follows_the_molecule_tier_in_its_lane(tmp_path):
         "unit": "import time\n\ndef test_unit():\n    time.sleep(1)\n"
                 "    with open(%r, 'a') as out:\n        out.write('api start %%f\\n' %% time.time())\n" % str(times),
         "render": "import time\n\ndef test_render():\n"
-                  "    with open(%r, 'a') as out:\n        out.write('render start %%f\\n' %% time.time())\n" % str(times)})
+                  "    with open(%r, 'a') as out:\n"
+                  "        out.write('render start %%f\\n' %% time.time())\n" % str(times)})
     repo.joinpath("scripts", "test").write_text(
         re.sub(r"\[unit\]=\d+", "[unit]=1", repo.joinpath("scripts", "test").read_text()))
     proc = run_lanes(repo, "unit", "render", "molecule")
