@@ -1,11 +1,13 @@
 """scripts/bootstrap waits for a held dpkg lock (as unattended-upgrades holds it at a cloud
 image's first boot), says who holds it, and goes on once it is free; it gives up after
-BOOTSTRAP_DPKG_LOCK_WAIT seconds naming the holder.
+BOOTSTRAP_DPKG_LOCK_WAIT seconds naming the holder. It makes .venv again when another
+interpreter made it, and leaves a .venv of its interpreter at requirements.txt's stamp alone.
 
 The script runs from a copy of the repository's scripts/ in tmp_path, with its lock files
-there (BOOTSTRAP_DPKG_LOCKS), a .venv already at requirements.txt's stamp, and dpkg-query,
-apt-get and apt-cache stand-ins on PATH: dpkg-query says a package is missing, apt-get
-fails as the real one does while the lock is held ("Could not get lock", exit 100) and
+there (BOOTSTRAP_DPKG_LOCKS), a .venv already at requirements.txt's stamp made by the
+interpreter PYTHON names (a stand-in that answers bootstrap's question for its path and
+version, and makes a .venv of stand-ins for `-m venv`), and dpkg-query, apt-get and
+apt-cache stand-ins on PATH: dpkg-query says a package is missing, apt-get fails as the real one does while the lock is held ("Could not get lock", exit 100) and
 records when it ran and with which arguments. The machine's own apt is never touched."""
 import hashlib
 import os
@@ -27,6 +29,21 @@ echo "$(date +%s.%N) $*" >> {log}
 '''
 
 
+# The interpreter's answer to `-c 'print(sys.executable, version)'` is STAND_IN_INTERPRETER;
+# `-m venv --clear .venv` makes .venv/bin/python and a pip that logs its arguments.
+PYTHON = '''#!/bin/sh
+echo "$*" >> {log}
+case "$1" in
+  -c) echo "$STAND_IN_INTERPRETER" ;;
+  -m) rm -rf .venv; mkdir -p .venv/bin
+      printf '#!/bin/sh\\n' > .venv/bin/python
+      printf '#!/bin/sh\\necho "pip $*" >> {log}\\n' > .venv/bin/pip
+      chmod +x .venv/bin/python .venv/bin/pip ;;
+esac
+'''
+INTERPRETER = '/opt/stand-in/bin/python3 3.11.2'
+
+
 @pytest.fixture
 def repo(tmp_path):
     if not shutil.which('flock'):
@@ -42,17 +59,26 @@ def repo(tmp_path):
     venv_bin.mkdir(parents=True)
     (venv_bin / 'python').write_text('#!/bin/sh\n')
     (venv_bin / 'python').chmod(0o755)
-    (tmp_path / '.venv' / '.requirements.sha256').write_text(hashlib.sha256(requirements.read_bytes()).hexdigest())
+    (tmp_path / '.venv' / '.interpreter').write_text(INTERPRETER + '\n')
+    (tmp_path / '.venv' / '.requirements.sha256').write_text(stamp(requirements, INTERPRETER))
     lock, log, bin_dir = tmp_path / 'lock-frontend', tmp_path / 'apt-get.log', tmp_path / 'bin'
     lock.touch()
     bin_dir.mkdir()
     stand_ins = {'apt-get': APT_GET.format(lock=lock, log=log), 'dpkg-query': '#!/bin/sh\nexit 1\n',
-                 'apt-cache': '#!/bin/sh\nexit 1\n', 'id': '#!/bin/sh\necho 0\n'}
+                 'apt-cache': '#!/bin/sh\nexit 1\n', 'id': '#!/bin/sh\necho 0\n',
+                 'stand-in-python': PYTHON.format(log=tmp_path / 'python.log')}
     for name, text in stand_ins.items():
         (bin_dir / name).write_text(text)
         (bin_dir / name).chmod(0o755)
-    env = dict(os.environ, PATH='%s:%s' % (bin_dir, os.environ['PATH']), BOOTSTRAP_DPKG_LOCKS=str(lock))
-    return {'dir': tmp_path, 'lock': lock, 'log': log, 'env': env}
+    env = dict(os.environ, PATH='%s:%s' % (bin_dir, os.environ['PATH']), BOOTSTRAP_DPKG_LOCKS=str(lock),
+               PYTHON=str(bin_dir / 'stand-in-python'), STAND_IN_INTERPRETER=INTERPRETER)
+    return {'dir': tmp_path, 'lock': lock, 'log': log, 'env': env, 'python_log': tmp_path / 'python.log'}
+
+
+def stamp(requirements, interpreter):
+    """.venv/.requirements.sha256 as scripts/bootstrap writes it: requirements.txt and the
+    interpreter's path and version."""
+    return hashlib.sha256(requirements.read_bytes() + interpreter.encode() + b'\n').hexdigest()
 
 
 def hold(lock, seconds):
@@ -131,3 +157,33 @@ def test_bootstrap_gives_up_after_its_wait_naming_the_holder(repo):
     assert result.returncode == 1
     assert 'the dpkg lock is still held after 2s by %d (flock' % holder.pid in result.stderr, result.stderr
     assert not repo['log'].exists()
+
+
+def test_a_venv_another_interpreter_made_is_made_again_by_this_one_and_then_left_alone(repo):
+    requirements = repo['dir'] / 'requirements.txt'
+    other = '/usr/bin/python3 3.12.3'
+    env = dict(repo['env'], STAND_IN_INTERPRETER=other)
+    first = subprocess.run([str(repo['dir'] / 'scripts' / 'bootstrap')], env=env, cwd=repo['dir'], capture_output=True,
+                           text=True, timeout=120)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert 'installing the Python toolchain into .venv (%s)' % other in first.stdout, first.stdout
+    calls = repo['python_log'].read_text().splitlines()
+    assert '-m venv --clear .venv' in calls, calls
+    assert calls[-1] == 'pip install -q -r requirements.txt', calls
+    assert (repo['dir'] / '.venv' / '.interpreter').read_text() == other + '\n'
+    assert (repo['dir'] / '.venv' / '.requirements.sha256').read_text().strip() == stamp(requirements, other)
+
+    again = subprocess.run([str(repo['dir'] / 'scripts' / 'bootstrap')], env=env, cwd=repo['dir'], capture_output=True,
+                           text=True, timeout=120)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert 'installing the Python toolchain' not in again.stdout, again.stdout
+    assert repo['python_log'].read_text().splitlines()[len(calls):] == ['-c import sys; print(sys.executable, '
+                                                                        'sys.version.split()[0])'], 'a second run changed .venv'
+
+
+def test_the_venv_of_this_interpreter_at_the_stamp_is_left_alone(repo):
+    result = subprocess.run([str(repo['dir'] / 'scripts' / 'bootstrap')], env=repo['env'], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert 'installing the Python toolchain' not in result.stdout, result.stdout
+    assert not [c for c in repo['python_log'].read_text().splitlines() if not c.startswith('-c ')]
