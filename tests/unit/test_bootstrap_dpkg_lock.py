@@ -187,3 +187,15 @@ def test_the_venv_of_this_interpreter_at_the_stamp_is_left_alone(repo):
     assert result.returncode == 0, result.stdout + result.stderr
     assert 'installing the Python toolchain' not in result.stdout, result.stdout
     assert not [c for c in repo['python_log'].read_text().splitlines() if not c.startswith('-c ')]
+
+
+def test_an_interpreter_older_than_ansible_core_needs_is_refused_naming_it_and_the_fix(repo):
+    old = '/usr/bin/python3 3.10.12'
+    (repo['dir'] / '.venv' / '.requirements.sha256').write_text('another stamp')
+    result = subprocess.run([str(repo['dir'] / 'scripts' / 'bootstrap')], capture_output=True, text=True, timeout=120,
+                            env=dict(repo['env'], STAND_IN_INTERPRETER=old))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert ('ansible-core 2.19 (requirements.txt) runs on Python 3.11 or newer; /usr/bin/python3 is 3.10.12.'
+            in result.stderr), result.stderr
+    assert 'PYTHON=python3.11 scripts/bootstrap' in result.stderr, result.stderr
+    assert [c for c in repo['python_log'].read_text().splitlines() if not c.startswith('-c ')] == [], 'a .venv was made'
