@@ -7,8 +7,9 @@ The script runs from a copy of the repository's scripts/ in tmp_path, with its l
 there (BOOTSTRAP_DPKG_LOCKS), a .venv already at requirements.txt's stamp made by the
 interpreter PYTHON names (a stand-in that answers bootstrap's question for its path and
 version, and makes a .venv of stand-ins for `-m venv`), and dpkg-query, apt-get and
-apt-cache stand-ins on PATH: dpkg-query says a package is missing, apt-get fails as the real one does while the lock is held ("Could not get lock", exit 100) and
-records when it ran and with which arguments. The machine's own apt is never touched."""
+apt-cache stand-ins on PATH: dpkg-query says a package is missing, apt-get fails as the
+real one does while the lock is held ("Could not get lock", exit 100) and records when it
+ran and with which arguments. The machine's own apt is never touched."""
 import hashlib
 import os
 import shutil
