@@ -92,9 +92,18 @@ def test_after_preflight_the_nodes_playbook_does_not_check_the_settings_again(tm
     assert result.ran("containerd : Look for Docker packages that depend on one containerd package") == ['localhost']
 
 
-def test_preflight_refuses_a_mistyped_node_setting(tmp_path):
-    # node_prep's settings are typed before step 2 changes a node, not at the role's start.
-    result = run(tmp_path, PLAYBOOKS / 'preflight.yml', {'node_prep_sysctls': ['net.ipv4.ip_forward=1']},
-                 cmdline=['--tags', 'preflight_variables'])
+# A setting of each kind of layer, of the wrong type: a node layer; a layer that acts once, from
+# one host; a layer whose tag is skipped (its types are checked as its names are). Each is
+# refused by preflight's one type check, naming the setting and the file declaring its type.
+@pytest.mark.parametrize('setting, value, role, skip', [
+    ('node_prep_sysctls', ['net.ipv4.ip_forward=1'], 'node_prep', ''),
+    ('network_operator_wait_timeout', 'soon', 'network_operator', ''),
+    ('containerd_systemd_cgroup', 'sometimes', 'containerd', 'containerd')])
+def test_preflight_refuses_a_mistyped_setting_before_step_2(tmp_path, setting, value, role, skip):
+    result = run(tmp_path, PLAYBOOKS / 'preflight.yml', {setting: value},
+                 cmdline=['--tags', 'preflight_variables'] + (['--skip-tags', skip] if skip else []))
     assert result.rc != 0
-    assert 'node_prep_sysctls' in ' '.join(result.failure_messages())
+    messages = ' '.join(result.failure_messages())
+    assert setting in messages and 'roles/%s/meta/argument_specs.yml' % role in messages, messages
+    assert [e['event_data']['task'] for e in result.host_events() if e['event'] == 'runner_on_failed'] == [
+        'Every setting has the type its role declares'], messages

@@ -691,12 +691,22 @@ def test_nodes_playbook_tags_each_role(tmp_path):
 def test_site_yml_holds_each_roles_settings_check_once():
     # The steps' settings plays (playbooks/settings.yml) include the checks when a host needs
     # them; site.yml's preflight holds the one static copy. Imported, each of site.yml's six
-    # settings plays would load every role again (77 validate entries instead of 11).
+    # settings plays would load every role again (77 copies of the validate tasks instead of 11).
     proc = _playbook('-i', 'inventories/gcore/hosts.yml', '--list-tasks', 'site.yml')
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    listed = collections.Counter(re.findall(r"^\s+(\w+) : Validating arguments against arg spec 'validate'",
-                                            proc.stdout, re.M))
-    checked = {t['ansible.builtin.import_role']['name']
-               for t in yaml.safe_load((ROOT / 'roles/preflight/tasks/variables.yml').read_text())
-               if 'ansible.builtin.import_role' in t}
-    assert len(checked) > 10 and set(listed) == checked and set(listed.values()) == {1}, listed
+    tasks = yaml.safe_load((ROOT / 'roles/preflight/tasks/variables.yml').read_text())
+    imports = [t for t in tasks if 'ansible.builtin.import_role' in t]
+    checked = {t['ansible.builtin.import_role']['name'] for t in imports}
+    # each role's validate tasks, by the first one's name, listed once
+    first = {role: yaml.safe_load((ROOT / 'roles' / role / 'tasks/validate.yml').read_text())[0]['name']
+             for role in checked}
+    listed = {role: len(re.findall(r'^\s+%s : %s\s+TAGS:' % (role, re.escape(name)), proc.stdout, re.M))
+              for role, name in first.items()}
+    assert len(checked) > 10 and set(listed.values()) == {1}, listed
+    # The types of every role's settings: one task of preflight, for the roles imported, instead
+    # of one per role, which rolespec_validate: false keeps Ansible from adding.
+    [types] = [t for t in tasks if 'preflight_setting_types' in t]
+    assert set(types['preflight_setting_types']['roles']) == checked
+    assert all(t['ansible.builtin.import_role'].get('rolespec_validate') is False for t in imports), imports
+    assert len(re.findall(r'^\s+preflight : %s\s+TAGS:' % re.escape(types['name']), proc.stdout, re.M)) == 1
+    assert not re.findall(r"^\s+\w+ : Validating arguments against arg spec 'validate'", proc.stdout, re.M)
