@@ -6,8 +6,9 @@ named: the options of the entry point `validate` in roles/<role>/meta/argument_s
 entry point of the role's tasks/validate.yml), this host's values of them templated as that
 action templates them, ArgumentSpecValidator with validate_role_argument_spec=True. Preflight
 imports each role's validate tasks with rolespec_validate: false and runs this instead: one
-task per host instead of one per role and host. The specs come from Ansible's loader (the
-copies it parsed when it loaded the roles), never templated as task arguments are; a
+task per host instead of one per role and host. The specs come from Ansible's loader (what
+it parsed when it loaded the roles, uncopied: nothing here changes them, and this task's
+process is a fork that ends with the task), never templated as task arguments are; a
 mapping is handed to the validator only as deep as its spec reads it (`as_deep_as_read`), as
 the validator deep-copies what it is given (the versions table: about 0.1 s a host).
 
