@@ -145,6 +145,7 @@ CUTS = [
     ({'type': 'dict'}, {'any': {'thing': [1, 2]}}),
     ({'type': 'dict'}, 'not a mapping'),
     ({'type': 'str'}, {'a': 'mapping'}),
+    ({'type': 'int'}, {'a': 'mapping'}),  # the error quotes the value: a mapping here is not cut
     ({'type': 'raw'}, {'a': {'b': 1}}),
     ({'type': 'list', 'elements': 'dict'}, [{'a': 1}, 'x']),
     ({}, {'a': 1}),
