@@ -23,7 +23,6 @@ kubernetes-validate has no schema for them: their structure is checked field by 
 against the kubeadm / kubelet configuration API references (KUBEADM_FIELDS below).
 """
 
-import collections
 import email.utils
 import functools
 import hashlib
